@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Renders an event as the kernel shows it: dynamic_events line, print fmt
+ * and the tracefs format file. */
+#include "event-def.h"
+#include "strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void append_fields(struct strbuf *sb, const struct event_def *ev) {
+        for (size_t i = 0; i < ev->n_fields; i++) {
+                const struct event_field *f = &ev->fields[i];
+
+                if (i > 0)
+                        strbuf_append(sb, "; ");
+                strbuf_printf(sb, "%s %s", f->type, f->name);
+                if (f->kind == EVENT_FIELD_STRUCT)
+                        strbuf_printf(sb, " %u", f->size);
+        }
+}
+
+char *event_def_fields_text(const struct event_def *ev) {
+        struct strbuf sb = STRBUF_INIT;
+
+        strbuf_append(&sb, "");
+        append_fields(&sb, ev);
+        return strbuf_steal(&sb);
+}
+
+char *event_def_canonical(const struct event_def *ev) {
+        struct strbuf sb = STRBUF_INIT;
+
+        strbuf_printf(&sb, "u:%s", ev->name);
+        if (ev->n_fields > 0)
+                strbuf_append_c(&sb, ' ');
+        append_fields(&sb, ev);
+        return strbuf_steal(&sb);
+}
+
+static bool field_is_dynamic(const struct event_field *f) {
+        return f->kind == EVENT_FIELD_DATA_LOC || f->kind == EVENT_FIELD_REL_LOC;
+}
+
+/* The kernel's user_field_format(): exact basic types, then char arrays,
+ * then everything else (struct, non-char dynamic) as a 64-bit value.
+ * Dynamic char fields print as strings. */
+static const char *field_print_format(const struct event_field *f) {
+        static const struct {
+                const char *type;
+                const char *fmt;
+        } formats[] = {
+                { "s64", "%lld" }, { "u64", "%llu" }, { "s32", "%d" },   { "u32", "%u" },
+                { "int", "%d" },   { "unsigned int", "%u" },             { "s16", "%d" },
+                { "u16", "%u" },   { "short", "%d" }, { "unsigned short", "%u" },
+                { "s8", "%d" },    { "u8", "%u" },    { "char", "%d" },  { "unsigned char", "%u" },
+        };
+
+        if (f->kind == EVENT_FIELD_SCALAR)
+                for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+                        if (strcmp(f->type, formats[i].type) == 0)
+                                return formats[i].fmt;
+        if (f->is_char && f->kind != EVENT_FIELD_SCALAR)
+                return "%s";
+        return "%llu";
+}
+
+char *event_def_print_fmt(const struct event_def *ev) {
+        struct strbuf sb = STRBUF_INIT;
+
+        strbuf_append_c(&sb, '"');
+        for (size_t i = 0; i < ev->n_fields; i++)
+                strbuf_printf(&sb, "%s%s=%s", i ? " " : "", ev->fields[i].name,
+                              field_print_format(&ev->fields[i]));
+        strbuf_append_c(&sb, '"');
+        for (size_t i = 0; i < ev->n_fields; i++) {
+                const struct event_field *f = &ev->fields[i];
+
+                if (field_is_dynamic(f) && f->is_char)
+                        strbuf_printf(&sb, ", %s(%s)",
+                                      f->kind == EVENT_FIELD_DATA_LOC ? "__get_str" : "__get_rel_str", f->name);
+                else
+                        strbuf_printf(&sb, ", REC->%s", f->name);
+        }
+        return strbuf_steal(&sb);
+}
+
+static void append_format_line(struct strbuf *sb, const char *type, const char *name, unsigned offset,
+                               unsigned size, bool is_signed) {
+        strbuf_printf(sb, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n", type, name, offset, size,
+                      is_signed);
+}
+
+char *event_def_format_text(const struct event_def *ev, uint32_t id) {
+        struct strbuf sb = STRBUF_INIT;
+        char *print_fmt;
+
+        strbuf_printf(&sb, "name: %s\nID: %u\nformat:\n", ev->name, id);
+        append_format_line(&sb, "unsigned short", "common_type", 0, 2, false);
+        append_format_line(&sb, "unsigned char", "common_flags", 2, 1, false);
+        append_format_line(&sb, "unsigned char", "common_preempt_count", 3, 1, false);
+        append_format_line(&sb, "int", "common_pid", 4, 4, true);
+        strbuf_append_c(&sb, '\n');
+
+        for (size_t i = 0; i < ev->n_fields; i++) {
+                const struct event_field *f = &ev->fields[i];
+
+                if (f->kind == EVENT_FIELD_ARRAY) {
+                        /* The kernel moves the brackets behind the name:
+                         * "char[20] msg" shows as "char msg[20]". */
+                        const char *bracket = strchr(f->type, '[');
+
+                        strbuf_printf(&sb, "\tfield:%.*s %s%s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+                                      (int) (bracket - f->type), f->type, f->name, bracket, f->offset, f->size,
+                                      f->is_signed);
+                } else
+                        append_format_line(&sb, f->type, f->name, f->offset, f->size, f->is_signed);
+        }
+
+        print_fmt = event_def_print_fmt(ev);
+        if (!print_fmt) {
+                strbuf_done(&sb);
+                return NULL;
+        }
+        strbuf_printf(&sb, "\nprint fmt: %s\n", print_fmt);
+        free(print_fmt);
+        return strbuf_steal(&sb);
+}
