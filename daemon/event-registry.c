@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event-registry.h"
+
+static int compare_by_name(const void *a, const void *b) {
+        const struct broker_event *x = a, *y = b;
+
+        return strcmp(x->def->name, y->def->name);
+}
+
+void event_registry_init(struct event_registry *reg, const struct provider_ops *ops, struct provider *provider) {
+        *reg = (struct event_registry) {
+                .ops = ops,
+                .provider = provider,
+                .next_index_hint = 1,
+        };
+}
+
+static void broker_event_free(struct broker_event *ev) {
+        event_def_free(ev->def);
+        free(ev);
+}
+
+void event_registry_done(struct event_registry *reg) {
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
+                struct broker_event *ev = reg->by_index[i];
+
+                if (!ev)
+                        continue;
+                reg->ops->event_remove(reg->provider, ev->provider_event);
+                tdelete(ev, &reg->by_name, compare_by_name);
+                reg->by_index[i] = NULL;
+                broker_event_free(ev);
+        }
+        reg->n_events = 0;
+}
+
+struct broker_event *event_registry_find(struct event_registry *reg, const char *name) {
+        struct event_def key_def = { .name = (char *) name };
+        struct broker_event key = { .def = &key_def };
+        void *found = tfind(&key, &reg->by_name, compare_by_name);
+
+        return found ? *(struct broker_event **) found : NULL;
+}
+
+static uint32_t allocate_index(struct event_registry *reg) {
+        /* Round-robin from the last one handed out, so a just-deleted
+         * index is not reused at once (a stale client would see another
+         * event's byte) while free indexes remain. */
+        for (uint32_t n = 0; n < STATUS_INDEX_MAX; n++) {
+                uint32_t i = (reg->next_index_hint - 1 + n) % STATUS_INDEX_MAX + 1;
+
+                if (!reg->by_index[i]) {
+                        reg->next_index_hint = i % STATUS_INDEX_MAX + 1;
+                        return i;
+                }
+        }
+        return 0;
+}
+
+int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret) {
+        struct broker_event *ev;
+        uint32_t index;
+        void *node;
+        int r;
+
+        index = allocate_index(reg);
+        if (index == 0)
+                return -ENOSPC;
+
+        ev = calloc(1, sizeof(*ev));
+        if (!ev)
+                return -ENOMEM;
+        ev->def = def;
+        ev->owner_uid = owner;
+
+        r = reg->ops->event_add(reg->provider, def, &index, &ev->provider_event);
+        if (r < 0) {
+                free(ev);
+                return r;
+        }
+        if (index == 0 || index > STATUS_INDEX_MAX || reg->by_index[index]) {
+                /* A provider that picks indexes itself gave one we cannot
+                 * hold. */
+                reg->ops->event_remove(reg->provider, ev->provider_event);
+                free(ev);
+                return -EADDRINUSE;
+        }
+        ev->status_index = index;
+
+        node = tsearch(ev, &reg->by_name, compare_by_name);
+        if (!node) {
+                reg->ops->event_remove(reg->provider, ev->provider_event);
+                free(ev);
+                return -ENOMEM;
+        }
+        reg->by_index[index] = ev;
+        reg->n_events++;
+        *ret = ev;
+        return 0;
+}
+
+void event_registry_remove(struct event_registry *reg, struct broker_event *ev) {
+        reg->ops->event_remove(reg->provider, ev->provider_event);
+        tdelete(ev, &reg->by_name, compare_by_name);
+        reg->by_index[ev->status_index] = NULL;
+        reg->n_events--;
+        broker_event_free(ev);
+}
+
+uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev) {
+        return reg->ops->event_status(reg->provider, ev->provider_event);
+}

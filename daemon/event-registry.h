@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The events the broker knows, by name and by status index. An event is
+ * created by its first Register, owned by the uid that made that call, and
+ * persists after its last registration (the original user_events semantics)
+ * until Delete removes it. Status indexes run 1..4095; 0 is never handed
+ * out; an index freed by Delete is handed out again.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "event-def.h"
+#include "providers/provider.h"
+#include "status-text.h"
+
+struct broker_event {
+        struct event_def *def;          /* owned; name is def->name */
+        uid_t owner_uid;
+        uint32_t status_index;
+        unsigned n_registrations;       /* session registrations holding it */
+        struct provider_event *provider_event;
+};
+
+struct event_registry {
+        const struct provider_ops *ops;
+        struct provider *provider;
+        void *by_name;                  /* tsearch() tree of struct broker_event */
+        struct broker_event *by_index[STATUS_PAGE_SIZE];
+        uint32_t n_events;
+        uint32_t next_index_hint;
+};
+
+void event_registry_init(struct event_registry *reg, const struct provider_ops *ops, struct provider *provider);
+/* Removes every event from the provider and frees it. */
+void event_registry_done(struct event_registry *reg);
+
+struct broker_event *event_registry_find(struct event_registry *reg, const char *name);
+
+/* Creates an event from @def (taking ownership on success) for @owner.
+ * -ENOSPC when every status index is taken. */
+int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret);
+
+/* Removes @ev: its registrations must be 0; the caller has checked that
+ * nothing listens. */
+void event_registry_remove(struct event_registry *reg, struct broker_event *ev);
+
+uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev);

@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The embedded provider: user_events in user space, for machines whose
+ * kernel has none.
+ *
+ * Status page: one memfd page for all sessions (status indexes are global),
+ * mapped read-write here, sealed so clients can only map it read-only.
+ * Data file: per session an AF_UNIX SOCK_SEQPACKET pair; the client's end is
+ * non-blocking (a writer sees EAGAIN instead of waiting for us), we read the
+ * other end. Each message is [u32 write_index][payload].
+ * Recording: Record() hands out one end of another SEQPACKET pair and we
+ * send each valid record of the chosen events to it (record-stream.h),
+ * never blocking: what does not fit is counted as lost.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "log.h"
+#include "provider.h"
+#include "record-stream.h"
+#include "status-text.h"
+
+/* A record is its u32 write index plus a payload; dynamic fields address at
+ * most 64 KiB, so anything longer is useless and dropped. */
+#define EMBEDDED_PAYLOAD_MAX 65536u
+#define EMBEDDED_MESSAGE_MAX (sizeof(uint32_t) + EMBEDDED_PAYLOAD_MAX)
+/* Messages read from one session per wakeup, so one busy writer cannot
+ * starve the others or the bus. */
+#define EMBEDDED_READ_BATCH 64
+/* Registrations one session can hold in its table; the broker's
+ * EventsPerClient quota is normally far below this. */
+#define EMBEDDED_SLOTS_MAX 65536u
+#define EMBEDDED_RECORDERS_MAX 64u
+#define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
+
+struct provider_event {
+        const struct event_def *def;
+        uint32_t status_index;
+        unsigned n_recorders;
+};
+
+struct recorder {
+        struct provider *provider;
+        int fd;
+        sd_event_source *io;
+        /* Which status indexes this recorder wants: one bit each. */
+        uint8_t wanted[STATUS_PAGE_SIZE / 8];
+        struct provider_event **events;
+        size_t n_events;
+        uint64_t lost;          /* not yet reported to the consumer */
+        struct recorder *next, *prev;
+};
+
+struct provider_session {
+        struct provider *provider;
+        int daemon_fd;
+        int client_fd;          /* kept so every Register can hand out a dup */
+        sd_event_source *io;
+        struct provider_event **slots;  /* write index -> event, NULL if free */
+        size_t n_slots;
+        pid_t pid;
+        uid_t uid;
+        char *bus_name;
+        uint64_t received;
+        uint64_t dropped;
+};
+
+struct provider {
+        sd_event *event;
+        int page_fd;            /* read-write memfd, ours */
+        int page_ro_fd;         /* read-only descriptor handed to clients */
+        uint8_t *page;
+        uint8_t *buffer;        /* one message being read */
+        struct recorder *recorders;
+        unsigned n_recorders;
+        uint64_t received;
+        uint64_t dropped;
+        uint64_t recorded;
+        uint64_t lost;
+        struct log_ratelimit drop_ratelimit;
+};
+
+static int embedded_probe(char **ret_reason) {
+        /* memfd_create and AF_UNIX sockets are all it needs. */
+        return 1;
+}
+
+static struct provider *embedded_free(struct provider *p) {
+        if (!p)
+                return NULL;
+
+        /* The broker frees sessions and events first; recorders are ours. */
+        while (p->recorders) {
+                struct recorder *r = p->recorders;
+
+                p->recorders = r->next;
+                sd_event_source_disable_unref(r->io);
+                safe_close(r->fd);
+                free(r->events);
+                free(r);
+        }
+
+        log_info("Embedded provider: %llu records received, %llu dropped as invalid, %llu recorded, %llu lost to slow consumers.",
+                 (unsigned long long) p->received, (unsigned long long) p->dropped,
+                 (unsigned long long) p->recorded, (unsigned long long) p->lost);
+
+        if (p->page && p->page != MAP_FAILED)
+                munmap(p->page, STATUS_PAGE_SIZE);
+        safe_close(p->page_ro_fd);
+        safe_close(p->page_fd);
+        free(p->buffer);
+        sd_event_unref(p->event);
+        free(p);
+        return NULL;
+}
+
+static int embedded_new(sd_event *event, struct provider **ret) {
+        struct provider *p;
+        int r;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->event = sd_event_ref(event);
+        p->page_fd = p->page_ro_fd = -EBADF;
+        p->drop_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(10 * 1000000ull, 10);
+
+        p->buffer = malloc(EMBEDDED_MESSAGE_MAX);
+        if (!p->buffer) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        p->page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
+        if (p->page_fd < 0) {
+                r = log_error_errno(p->page_fd, "Cannot create the status page memfd: %m");
+                goto fail;
+        }
+
+        /* Map writable before sealing: F_SEAL_FUTURE_WRITE keeps this
+         * mapping and refuses every later writable one. */
+        p->page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->page_fd, 0);
+        if (p->page == MAP_FAILED) {
+                r = log_error_errno(errno, "Cannot map the status page: %m");
+                p->page = NULL;
+                goto fail;
+        }
+
+        r = memfd_seal_read_only(p->page_fd);
+        if (r < 0) {
+                log_error_errno(r, "Cannot seal the status page: %m");
+                goto fail;
+        }
+
+        /* An O_RDONLY descriptor on top of the seals: the receiver cannot
+         * even ask for a writable shared mapping. Without /proc the sealed
+         * memfd itself is handed out. */
+        p->page_ro_fd = fd_reopen_read_only(p->page_fd);
+        if (p->page_ro_fd < 0) {
+                log_debug_errno(p->page_ro_fd, "Cannot reopen the status page read-only, handing out the sealed memfd: %m");
+                p->page_ro_fd = fd_dup_cloexec(p->page_fd);
+                if (p->page_ro_fd < 0) {
+                        r = p->page_ro_fd;
+                        goto fail;
+                }
+        }
+
+        *ret = p;
+        return 0;
+
+fail:
+        embedded_free(p);
+        return r;
+}
+
+static void status_update(struct provider *p, struct provider_event *ev) {
+        /* Bit 7: "any other consumer" -- our recorders. */
+        p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
+}
+
+static int embedded_event_add(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
+                              struct provider_event **ret) {
+        struct provider_event *ev;
+
+        if (*io_status_index == 0 || *io_status_index > STATUS_INDEX_MAX)
+                return -EINVAL;
+
+        ev = calloc(1, sizeof(*ev));
+        if (!ev)
+                return -ENOMEM;
+        ev->def = def;
+        ev->status_index = *io_status_index;
+        status_update(p, ev);
+        *ret = ev;
+        return 0;
+}
+
+static void embedded_event_remove(struct provider *p, struct provider_event *ev) {
+        if (!ev)
+                return;
+        /* The broker removes only events nobody records (status byte 0). */
+        p->page[ev->status_index] = 0;
+        free(ev);
+}
+
+static uint8_t embedded_event_status(struct provider *p, struct provider_event *ev) {
+        return p->page[ev->status_index];
+}
+
+/* Recording */
+
+static void recorder_free(struct recorder *r) {
+        struct provider *p = r->provider;
+
+        for (size_t i = 0; i < r->n_events; i++) {
+                r->events[i]->n_recorders--;
+                status_update(p, r->events[i]);
+        }
+        if (r->prev)
+                r->prev->next = r->next;
+        else
+                p->recorders = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
+        p->n_recorders--;
+
+        sd_event_source_disable_unref(r->io);
+        safe_close(r->fd);
+        free(r->events);
+        free(r);
+}
+
+static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
+        return r->wanted[status_index / 8] & (1u << (status_index % 8));
+}
+
+static int recorder_send_lost(struct recorder *r) {
+        struct record_header h = {
+                .length = sizeof(h),
+                .flags = RECORD_FLAG_LOST,
+                .lost_count = r->lost,
+        };
+        ssize_t n;
+
+        n = send(r->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0)
+                return -errno;
+        r->lost = 0;
+        /* Nothing pending any more: only wait for the consumer to close. */
+        (void) sd_event_source_set_io_events(r->io, 0);
+        return 0;
+}
+
+static void recorder_count_lost(struct recorder *r) {
+        r->lost++;
+        r->provider->lost++;
+        /* Tell the consumer as soon as it has room again. */
+        (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
+}
+
+static void recorder_send(struct recorder *r, const struct provider_session *s, const struct provider_event *ev,
+                          const void *payload, size_t payload_len) {
+        struct timespec ts;
+        struct record_header h;
+        struct iovec iov[3];
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
+        size_t name_len = strlen(ev->def->name);
+        ssize_t n;
+
+        if (r->lost > 0 && recorder_send_lost(r) < 0) {
+                recorder_count_lost(r);
+                return;
+        }
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        h = (struct record_header) {
+                .length = (uint32_t) (sizeof(h) + name_len + payload_len),
+                .name_len = (uint16_t) name_len,
+                .pid = (uint32_t) s->pid,
+                .uid = (uint32_t) s->uid,
+                .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
+        };
+        iov[0] = (struct iovec) { &h, sizeof(h) };
+        iov[1] = (struct iovec) { (void *) ev->def->name, name_len };
+        iov[2] = (struct iovec) { (void *) payload, payload_len };
+
+        n = sendmsg(r->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+                /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
+                 * EPOLLHUP will free it; count either way. */
+                recorder_count_lost(r);
+                return;
+        }
+        r->provider->recorded++;
+}
+
+static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        struct recorder *r = userdata;
+
+        if (revents & (EPOLLHUP | EPOLLERR)) {
+                log_debug("Record stream closed by its consumer.");
+                recorder_free(r);
+                return 0;
+        }
+        if ((revents & EPOLLOUT) && r->lost > 0)
+                (void) recorder_send_lost(r);
+        return 0;
+}
+
+static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+        struct recorder *r;
+        int fds[2] = { -EBADF, -EBADF }, ret;
+        int sndbuf = EMBEDDED_RECORD_SNDBUF;
+
+        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+                return -EINVAL;
+        if (p->n_recorders >= EMBEDDED_RECORDERS_MAX)
+                return -EUSERS;
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->provider = p;
+        r->fd = -EBADF;
+        r->events = calloc(n_events, sizeof(*r->events));
+        if (!r->events) {
+                free(r);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_events; i++) {
+                uint32_t idx = events[i]->status_index;
+
+                if (recorder_wants(r, idx))
+                        continue;       /* duplicate name */
+                r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
+                r->events[r->n_events++] = events[i];
+        }
+
+        ret = socketpair_seqpacket(fds);
+        if (ret < 0)
+                goto fail;
+        r->fd = fds[0];
+        ret = fd_set_nonblock(r->fd, true);
+        if (ret < 0)
+                goto fail;
+        /* A larger buffer absorbs bursts; the kernel caps it at wmem_max. */
+        (void) setsockopt(r->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        /* We never read from the consumer; it is not allowed to make us. */
+        (void) shutdown(r->fd, SHUT_RD);
+
+        ret = sd_event_add_io(p->event, &r->io, r->fd, 0, recorder_io, r);
+        if (ret < 0)
+                goto fail;
+        (void) sd_event_source_set_description(r->io, "embedded-recorder");
+
+        for (size_t i = 0; i < r->n_events; i++) {
+                r->events[i]->n_recorders++;
+                status_update(p, r->events[i]);
+        }
+        r->next = p->recorders;
+        if (r->next)
+                r->next->prev = r;
+        p->recorders = r;
+        p->n_recorders++;
+        return fds[1];
+
+fail:
+        sd_event_source_disable_unref(r->io);
+        safe_close(fds[0]);
+        safe_close(fds[1]);
+        free(r->events);
+        free(r);
+        return ret;
+}
+
+/* Data path */
+
+static void session_drop(struct provider_session *s, const char *why, uint32_t write_index) {
+        struct provider *p = s->provider;
+        unsigned suppressed = 0;
+
+        s->dropped++;
+        p->dropped++;
+        if (log_get_max_level() >= LOG_DEBUG && log_ratelimit_ok(&p->drop_ratelimit, &suppressed))
+                log_debug("Dropped a record from %s (pid %d), write index %u: %s (%llu dropped by this client; %u messages suppressed).",
+                          s->bus_name, (int) s->pid, write_index, why,
+                          (unsigned long long) s->dropped, suppressed);
+}
+
+static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len) {
+        struct provider *p = s->provider;
+        const struct provider_event *ev;
+        uint32_t write_index;
+        int r;
+
+        s->received++;
+        p->received++;
+
+        if (len < sizeof(write_index)) {
+                session_drop(s, "shorter than a write index", 0);
+                return;
+        }
+        memcpy(&write_index, msg, sizeof(write_index));
+        if (write_index >= s->n_slots || !s->slots[write_index]) {
+                session_drop(s, "write index not registered", write_index);
+                return;
+        }
+        ev = s->slots[write_index];
+        r = event_def_validate_payload(ev->def, msg + sizeof(write_index), len - sizeof(write_index));
+        if (r < 0) {
+                session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
+                                               "dynamic field out of bounds or not NUL-terminated", write_index);
+                return;
+        }
+
+        /* Disabled events cost a lookup and a validation, nothing more. */
+        if (ev->n_recorders == 0)
+                return;
+        for (struct recorder *rec = p->recorders, *next; rec; rec = next) {
+                next = rec->next;
+                if (recorder_wants(rec, ev->status_index))
+                        recorder_send(rec, s, ev, msg + sizeof(write_index), len - sizeof(write_index));
+        }
+}
+
+static int session_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        struct provider_session *s = userdata;
+        struct provider *p = s->provider;
+
+        for (unsigned i = 0; i < EMBEDDED_READ_BATCH; i++) {
+                struct iovec iov = { p->buffer, EMBEDDED_MESSAGE_MAX };
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+                ssize_t n;
+
+                n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                break;
+                        log_debug_errno(errno, "Reading the data socket of %s failed, closing it: %m", s->bus_name);
+                        (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
+                        return 0;
+                }
+                if (n == 0 && (revents & (EPOLLRDHUP | EPOLLHUP))) {
+                        /* The client shut its end down for writing (we
+                         * hold a copy of that end, so it was deliberate):
+                         * nothing more can arrive, and EOF would wake us
+                         * forever. */
+                        log_debug("Data socket of %s was shut down, no longer reading it.", s->bus_name);
+                        (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
+                        return 0;
+                }
+                if (mh.msg_flags & MSG_TRUNC) {
+                        session_drop(s, "longer than the record limit", 0);
+                        continue;
+                }
+                session_handle_message(s, p->buffer, (size_t) n);
+        }
+        return 0;
+}
+
+/* Sessions */
+
+static void embedded_session_free(struct provider *p, struct provider_session *s) {
+        if (!s)
+                return;
+        sd_event_source_disable_unref(s->io);
+        safe_close(s->daemon_fd);
+        safe_close(s->client_fd);
+        free(s->slots);
+        free(s->bus_name);
+        free(s);
+}
+
+static int embedded_session_new(struct provider *p, const struct provider_peer *peer, struct provider_session **ret) {
+        struct provider_session *s;
+        int fds[2], r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->provider = p;
+        s->daemon_fd = s->client_fd = -EBADF;
+        s->pid = peer->pid;
+        s->uid = peer->uid;
+        s->bus_name = strdup(peer->bus_name ?: "?");
+        if (!s->bus_name) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        r = socketpair_seqpacket(fds);
+        if (r < 0)
+                goto fail;
+        s->daemon_fd = fds[0];
+        s->client_fd = fds[1];
+
+        /* Writers never block: a full socket is EAGAIN, a dropped event. */
+        r = fd_set_nonblock(s->client_fd, true);
+        if (r < 0)
+                goto fail;
+        r = fd_set_nonblock(s->daemon_fd, true);
+        if (r < 0)
+                goto fail;
+        /* Nothing ever flows from us to the client on this socket. */
+        (void) shutdown(s->daemon_fd, SHUT_WR);
+
+        r = sd_event_add_io(p->event, &s->io, s->daemon_fd, EPOLLIN | EPOLLRDHUP, session_io, s);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_description(s->io, "embedded-data");
+
+        *ret = s;
+        return 0;
+
+fail:
+        embedded_session_free(p, s);
+        return r;
+}
+
+static int embedded_session_data_fd(struct provider_session *s) {
+        return s->client_fd;
+}
+
+static int embedded_session_status_fd(struct provider_session *s) {
+        return s->provider->page_ro_fd;
+}
+
+static int embedded_session_register(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                     uint32_t *ret_write_index) {
+        size_t free_slot = s->n_slots;
+
+        for (size_t i = 0; i < s->n_slots; i++) {
+                if (s->slots[i] == ev) {
+                        *ret_write_index = (uint32_t) i;
+                        return 0;
+                }
+                if (!s->slots[i] && free_slot == s->n_slots)
+                        free_slot = i;
+        }
+
+        /* Reuse the lowest freed index so the table never grows beyond the
+         * most registrations the session held at once. */
+        if (free_slot == s->n_slots) {
+                struct provider_event **slots;
+
+                if (s->n_slots >= EMBEDDED_SLOTS_MAX)
+                        return -ENOSPC;
+                slots = reallocarray(s->slots, s->n_slots + 1, sizeof(*slots));
+                if (!slots)
+                        return -ENOMEM;
+                s->slots = slots;
+                s->n_slots++;
+        }
+        s->slots[free_slot] = ev;
+        *ret_write_index = (uint32_t) free_slot;
+        return 0;
+}
+
+static int embedded_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
+        if (write_index >= s->n_slots || !s->slots[write_index])
+                return -ENOENT;
+        s->slots[write_index] = NULL;
+        return 0;
+}
+
+const struct provider_ops embedded_provider_ops = {
+        .name = "embedded",
+        .probe = embedded_probe,
+        .new = embedded_new,
+        .free = embedded_free,
+        .event_add = embedded_event_add,
+        .event_remove = embedded_event_remove,
+        .event_status = embedded_event_status,
+        .session_new = embedded_session_new,
+        .session_free = embedded_session_free,
+        .session_data_fd = embedded_session_data_fd,
+        .session_status_fd = embedded_session_status_fd,
+        .session_register = embedded_session_register,
+        .session_unregister = embedded_session_unregister,
+        .record = embedded_record,
+};

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The provider interface: what the broker needs from whatever carries the
+ * events (the in-daemon embedded provider, upstream user_events, the v1
+ * kernel provider). Session, registry and policy code talk only to this
+ * interface, so a new provider is one new file plus one line in
+ * provider_table[] (providers/provider.c).
+ *
+ * Objects:
+ *   struct provider          one per daemon
+ *   struct provider_event    one per event the broker knows
+ *   struct provider_session  one per client (bus connection): its data file
+ *                            and status page
+ *
+ * Index rules (SPEC.md sections 3 and 4): the broker proposes a status index
+ * (1..4095, never 0) for each new event; a provider whose kernel chooses the
+ * index itself returns the one it got. Write indexes belong to a session:
+ * the provider hands them out 0, 1, 2, ... and returns the existing index
+ * when the session registers the same event again.
+ *
+ * How the kernel providers map onto this (to be written; nothing above this
+ * interface changes for them):
+ *
+ * upstream user_events (Linux 6.4+, shared/UPSTREAM_ABI.md):
+ *   probe        tracefs user_events_data exists, and user_events_status is
+ *                not mmap()able (that is the v1 interface).
+ *   event_add    nothing in the kernel yet (a non-PERSIST event exists only
+ *                while registered); remembers the definition with flags
+ *                dropped (upstream rejects text flags).
+ *   session_new  opens user_events_data for the client (data fd = that open
+ *                file) and creates a memfd status page (4096 bytes) which
+ *                the broker maps read-write and seals like the embedded
+ *                page; the client maps it read-only.
+ *   session_register
+ *                DIAG_IOCSREG on the session's data fd with
+ *                enable_addr = page + (status_index & ~3), enable_size = 4,
+ *                enable_bit = (status_index & 3) * 8: on little-endian that
+ *                bit is the lowest bit of byte status_index, so byte
+ *                status_index is non-zero while the event is enabled, the
+ *                same contract as a v1 page. The kernel returns the write
+ *                index. The broker's process is the one registering, so the
+ *                kernel's remote writes land in the broker's mapping of the
+ *                memfd, which the client sees through its own mapping.
+ *   session_unregister
+ *                DIAG_IOCSUNREG with the same address and bit.
+ *   event_status reads a session page byte or the tracefs enable file.
+ *   record       -EOPNOTSUPP: consumers use ftrace or perf.
+ *
+ * v1 user_events (the original interface, kernel/):
+ *   probe        user_events_status can be mmap()ed read-only.
+ *   event_add    registers the event once on the broker's own data fd to
+ *                create it; the kernel returns its status index, which the
+ *                provider reports back instead of the proposed one.
+ *   session_new  opens user_events_data for the client; the status fd is
+ *                user_events_status opened read-only (one global page).
+ *   session_register
+ *                DIAG_IOCSREG (v1 struct) on the session's data fd.
+ *   event_remove DIAG_IOCSDEL by name once nothing holds it.
+ *   event_status byte status_index of the mapped kernel page.
+ *   record       -EOPNOTSUPP.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "event-def.h"
+
+struct provider;
+struct provider_event;
+struct provider_session;
+
+/* Who is behind a session, from the bus's kernel-verified credentials. */
+struct provider_peer {
+        pid_t pid;
+        uid_t uid;
+        const char *bus_name;   /* unique name, for log messages */
+};
+
+struct provider_ops {
+        const char *name;
+
+        /* 1 if usable on this machine, 0 if not (with a malloc()ed reason in
+         * *ret_reason when not NULL), negative errno on failure. */
+        int (*probe)(char **ret_reason);
+
+        int (*new)(sd_event *event, struct provider **ret);
+        struct provider *(*free)(struct provider *p);
+
+        /* Makes @def known to the provider. *io_status_index holds the
+         * proposed index and may be replaced by the one actually used.
+         * @def stays owned by the caller and outlives the provider event. */
+        int (*event_add)(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
+                         struct provider_event **ret);
+        /* Only called when no session holds the event. */
+        void (*event_remove)(struct provider *p, struct provider_event *ev);
+        /* The event's status byte: EVENT_STATUS_* bits of who listens. */
+        uint8_t (*event_status)(struct provider *p, struct provider_event *ev);
+
+        int (*session_new)(struct provider *p, const struct provider_peer *peer, struct provider_session **ret);
+        /* Drops every registration of the session and closes its files. */
+        void (*session_free)(struct provider *p, struct provider_session *s);
+        /* Borrowed descriptors: the caller dups what it sends. */
+        int (*session_data_fd)(struct provider_session *s);
+        int (*session_status_fd)(struct provider_session *s);
+        /* Returns the write index of @ev on this session, the existing one
+         * if the session already holds @ev. */
+        int (*session_register)(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                uint32_t *ret_write_index);
+        /* -ENOENT if @write_index is not registered on this session. */
+        int (*session_unregister)(struct provider *p, struct provider_session *s, uint32_t write_index);
+
+        /* A stream of records of @events for a consumer (record-stream.h);
+         * returns the consumer's descriptor (owned by the caller), or
+         * -EOPNOTSUPP if this provider leaves recording to the kernel's
+         * tools. */
+        int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events);
+};
+
+extern const struct provider_ops embedded_provider_ops;
+
+/* Providers in order of preference for --provider=auto. */
+extern const struct provider_ops *const provider_table[];
+
+/* The provider called @name, NULL if there is none. */
+const struct provider_ops *provider_find(const char *name);
+
+/* --provider=auto: the first usable provider in provider_table[]; logs at
+ * info why it chose it. */
+int provider_choose_auto(const struct provider_ops **ret);

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* uebrokerd: registers user_events on behalf of unprivileged clients over
+ * D-Bus. Options, the event loop and the bus connection live here; the bus
+ * object is broker.c. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "broker.h"
+#include "cleanup.h"
+#include "config.h"
+#include "log.h"
+
+enum bus_kind { BUS_SYSTEM, BUS_SESSION, BUS_ADDRESS };
+
+struct options {
+        enum bus_kind bus_kind;
+        const char *bus_address;
+        const char *provider;
+        const char *config_path;        /* NULL: the default path, which may be missing */
+        const char *introspect_path;
+        bool debug;
+};
+
+static void help(void) {
+        printf("uebrokerd [OPTIONS...]\n\n"
+               "Registers user_events tracepoints for unprivileged programs over D-Bus\n"
+               "(bus name " BROKER_BUS_NAME ").\n\n"
+               "  -h --help                 Show this help\n"
+               "     --version              Show the version\n"
+               "     --system               Serve on the system bus (default)\n"
+               "     --session              Serve on the session bus\n"
+               "     --bus-address=ADDRESS  Serve on the bus at ADDRESS\n"
+               "     --provider=NAME        auto (default) or embedded\n"
+               "     --config=FILE          Read limits from FILE (default %s)\n"
+               "     --bus-introspect=PATH  Write the introspection XML of %s to PATH\n"
+               "                            (\"-\" for stdout) and exit\n"
+               "     --debug                Log at debug level\n",
+               BROKER_CONFIG_DEFAULT_PATH, BROKER_OBJECT_PATH);
+}
+
+/* 1: run; 0: exit successfully; negative: error. */
+static int parse_argv(int argc, char *argv[], struct options *o) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_SYSTEM,
+                ARG_SESSION,
+                ARG_BUS_ADDRESS,
+                ARG_PROVIDER,
+                ARG_CONFIG,
+                ARG_BUS_INTROSPECT,
+                ARG_DEBUG,
+        };
+        static const struct option long_options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "system", no_argument, NULL, ARG_SYSTEM },
+                { "session", no_argument, NULL, ARG_SESSION },
+                { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "provider", required_argument, NULL, ARG_PROVIDER },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
+                { "debug", no_argument, NULL, ARG_DEBUG },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", long_options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("uebrokerd %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_SYSTEM:
+                        o->bus_kind = BUS_SYSTEM;
+                        break;
+                case ARG_SESSION:
+                        o->bus_kind = BUS_SESSION;
+                        break;
+                case ARG_BUS_ADDRESS:
+                        o->bus_kind = BUS_ADDRESS;
+                        o->bus_address = optarg;
+                        break;
+                case ARG_PROVIDER:
+                        if (strcmp(optarg, "auto") != 0 && !provider_find(optarg)) {
+                                log_error("Unknown provider '%s'; known: auto, embedded.", optarg);
+                                return -EINVAL;
+                        }
+                        o->provider = optarg;
+                        break;
+                case ARG_CONFIG:
+                        o->config_path = optarg;
+                        break;
+                case ARG_BUS_INTROSPECT:
+                        o->introspect_path = optarg;
+                        break;
+                case ARG_DEBUG:
+                        o->debug = true;
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        return -EINVAL;
+                }
+
+        if (optind < argc) {
+                log_error("Unexpected argument '%s'.", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int write_introspection(const char *path) {
+        _cleanup_free_ char *xml = NULL;
+        FILE *f;
+        int r;
+
+        r = broker_introspect(&xml);
+        if (r < 0)
+                return log_error_errno(r, "Cannot generate the introspection data: %m");
+
+        if (strcmp(path, "-") == 0)
+                f = stdout;
+        else {
+                f = fopen(path, "we");
+                if (!f)
+                        return log_error_errno(errno, "Cannot open %s: %m", path);
+        }
+        fputs(xml, f);
+        if (f == stdout)
+                r = fflush(f) == 0 ? 0 : -errno;
+        else
+                r = fclose(f) == 0 ? 0 : -errno;
+        if (r < 0)
+                return log_error_errno(r, "Cannot write %s: %m", path);
+        return 0;
+}
+
+static int load_limits(const struct options *o, struct broker_limits *limits) {
+        _cleanup_free_ char *message = NULL;
+        const char *path = o->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
+        int r;
+
+        broker_limits_init_default(limits);
+        r = broker_config_load(path, limits, &message);
+        if (r == -ENOENT && !o->config_path) {
+                log_debug("No configuration file %s, using the default limits.", path);
+                return 0;
+        }
+        if (r == -ENOENT)
+                return log_error_errno(r, "Configuration file %s does not exist.", path);
+        if (r < 0)
+                return log_error_errno(r, "Bad configuration: %s", message ?: path);
+        log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u", path,
+                  limits->events_per_client, limits->clients_per_user, limits->events, limits->command_length);
+        return 0;
+}
+
+static int connect_bus(const struct options *o, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        switch (o->bus_kind) {
+        case BUS_SYSTEM:
+                r = sd_bus_open_system_with_description(&bus, "uebrokerd");
+                break;
+        case BUS_SESSION:
+                r = sd_bus_open_user_with_description(&bus, "uebrokerd");
+                break;
+        case BUS_ADDRESS:
+                r = sd_bus_new(&bus);
+                if (r < 0)
+                        break;
+                (void) sd_bus_set_description(bus, "uebrokerd");
+                r = sd_bus_set_address(bus, o->bus_address);
+                if (r < 0)
+                        break;
+                r = sd_bus_set_bus_client(bus, true);
+                if (r < 0)
+                        break;
+                r = sd_bus_negotiate_fds(bus, true);
+                if (r < 0)
+                        break;
+                r = sd_bus_start(bus);
+                break;
+        default:
+                r = -EINVAL;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot connect to the %s bus%s%s: %m",
+                                       o->bus_kind == BUS_SYSTEM ? "system" :
+                                       o->bus_kind == BUS_SESSION ? "session" : "given",
+                                       o->bus_address ? " at " : "", o->bus_address ?: "");
+
+        /* The broker passes descriptors in every Register reply. */
+        if (sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD) <= 0)
+                return log_error_errno(-EOPNOTSUPP, "The bus connection cannot carry file descriptors.");
+
+        *ret = bus;
+        bus = NULL;
+        return 0;
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        log_info("Received %s, exiting.", strsignal((int) si->ssi_signo));
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int run(int argc, char *argv[]) {
+        struct options o = { .bus_kind = BUS_SYSTEM, .provider = "auto" };
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const struct provider_ops *ops;
+        struct broker_limits limits;
+        struct broker *broker = NULL;
+        sigset_t mask;
+        int r;
+
+        log_setup();
+        r = parse_argv(argc, argv, &o);
+        if (r <= 0)
+                return r;
+        if (o.debug)
+                log_set_max_level(LOG_DEBUG);
+
+        if (o.introspect_path)
+                return write_introspection(o.introspect_path);
+
+        r = load_limits(&o, &limits);
+        if (r < 0)
+                return r;
+
+        if (strcmp(o.provider, "auto") == 0) {
+                r = provider_choose_auto(&ops);
+                if (r < 0)
+                        return r;
+        } else
+                ops = provider_find(o.provider);
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Cannot block signals: %m");
+
+        r = sd_event_default(&event);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the event loop: %m");
+        r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch signals: %m");
+        /* Pings the service manager if it asked for it (WATCHDOG_USEC). */
+        r = sd_event_set_watchdog(event, true);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enable the watchdog, continuing: %m");
+
+        r = connect_bus(&o, &bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot attach the bus to the event loop: %m");
+        /* The broker is useless without its bus: leave when it goes. */
+        r = sd_bus_set_exit_on_disconnect(bus, true);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set exit-on-disconnect: %m");
+
+        r = broker_new(event, bus, o.bus_kind == BUS_SYSTEM, ops, &limits, o.config_path, &broker);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_request_name(bus, BROKER_BUS_NAME, 0);
+        if (r == -EEXIST) {
+                log_error("The bus name " BROKER_BUS_NAME " is already taken: another broker runs on this bus.");
+                goto finish;
+        }
+        if (r < 0) {
+                log_error_errno(r, "Cannot acquire the bus name " BROKER_BUS_NAME ": %m");
+                goto finish;
+        }
+
+        log_info("uebrokerd %s serving " BROKER_BUS_NAME " with the %s provider.", PACKAGE_VERSION, ops->name);
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving " BROKER_BUS_NAME);
+
+        r = sd_event_loop(event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+        else if (r > 0)
+                /* Only the bus going away exits with a non-zero code. */
+                r = log_error_errno(-ECONNRESET, "Lost the bus connection.");
+
+        (void) sd_notify(false, "STOPPING=1");
+finish:
+        (void) sd_bus_release_name(bus, BROKER_BUS_NAME);
+        broker_free(broker);
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# broker-harness.sh [--config FILE] -- CMD ARGS...
+#
+# Runs CMD against a real uebrokerd on a private bus: starts a private
+# dbus-daemon, starts uebrokerd on it with the embedded provider, waits for
+# org.uebroker1, exports
+#     UEBROKER_BUS_ADDRESS   the bus address (the contract clients use)
+#     UEBROKERD_PID          the broker's pid
+#     UEBROKER_HARNESS_DIR   a scratch directory removed afterwards
+# runs CMD, stops broker and bus, and exits with CMD's status.
+#
+# Environment:
+#     UEBROKERD            the broker binary (default: the build tree's)
+#     UEBROKERD_WRAPPER    a command to run it under, e.g.
+#                          "valgrind --leak-check=full --error-exitcode=1"
+#     UEBROKERD_ARGS       extra broker arguments (e.g. --debug)
+# If the broker exits with an error after CMD succeeded (a valgrind report,
+# a crash at shutdown) the harness fails.
+# Exits 77 (skip) when dbus-daemon is missing.
+
+set -u
+
+config=""
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --config) config="$2"; shift 2 ;;
+        --config=*) config="${1#--config=}"; shift ;;
+        --) shift; break ;;
+        *) echo "broker-harness: unknown option $1" >&2; exit 2 ;;
+        esac
+done
+if [ $# -eq 0 ]; then
+        echo "usage: broker-harness.sh [--config FILE] -- CMD ARGS..." >&2
+        exit 2
+fi
+
+if ! command -v dbus-daemon >/dev/null 2>&1; then
+        echo "broker-harness: dbus-daemon is not installed, skipping" >&2
+        exit 77
+fi
+
+here="$(cd "$(dirname "$0")" && pwd)"
+if [ -z "${UEBROKERD:-}" ]; then
+        for candidate in "$here/../../build/daemon/uebrokerd" "$here/../../daemon/uebrokerd"; do
+                [ -x "$candidate" ] && UEBROKERD="$candidate" && break
+        done
+fi
+if [ -z "${UEBROKERD:-}" ] || [ ! -x "$UEBROKERD" ]; then
+        echo "broker-harness: no uebrokerd binary; set UEBROKERD" >&2
+        exit 2
+fi
+
+dir="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-harness.XXXXXX")" || exit 2
+bus_pid=""
+broker_pid=""
+
+stop() {
+        # $1: pid; SIGTERM, then SIGKILL after ~10 s (valgrind is slow).
+        local pid="$1" i
+        [ -n "$pid" ] || return 0
+        kill -TERM "$pid" 2>/dev/null || return 0
+        for i in $(seq 1 100); do
+                kill -0 "$pid" 2>/dev/null || return 0
+                sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null
+}
+
+cleanup() {
+        [ -n "$broker_pid" ] && stop "$broker_pid"
+        [ -n "$bus_pid" ] && stop "$bus_pid"
+        rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cat >"$dir/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=$dir</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+CONF
+
+dbus-daemon --config-file="$dir/bus.conf" --print-address=3 --print-pid=4 --nofork \
+        3>"$dir/address" 4>"$dir/bus.pid" </dev/null >"$dir/bus.log" 2>&1 &
+bus_pid=$!
+
+address=""
+for i in $(seq 1 100); do
+        address="$(head -n1 "$dir/address" 2>/dev/null)"
+        [ -n "$address" ] && break
+        kill -0 "$bus_pid" 2>/dev/null || break
+        sleep 0.05
+done
+if [ -z "$address" ]; then
+        echo "broker-harness: dbus-daemon did not start:" >&2
+        cat "$dir/bus.log" >&2
+        exit 2
+fi
+
+broker_args=(--bus-address="$address" --provider=embedded)
+[ -n "$config" ] && broker_args+=(--config="$config")
+# shellcheck disable=SC2086
+${UEBROKERD_WRAPPER:-} "$UEBROKERD" "${broker_args[@]}" ${UEBROKERD_ARGS:-} </dev/null &
+broker_pid=$!
+
+# Wait (bounded: 30 s, valgrind starts slowly) for the name to appear.
+up=""
+for i in $(seq 1 300); do
+        if busctl --address="$address" status org.uebroker1 >/dev/null 2>&1; then
+                up=1
+                break
+        fi
+        kill -0 "$broker_pid" 2>/dev/null || break
+        sleep 0.1
+done
+if [ -z "$up" ]; then
+        echo "broker-harness: uebrokerd did not acquire org.uebroker1" >&2
+        exit 2
+fi
+
+export UEBROKER_BUS_ADDRESS="$address"
+export UEBROKERD_PID="$broker_pid"
+export UEBROKER_HARNESS_DIR="$dir"
+
+"$@"
+status=$?
+
+# Stop the broker first and collect its exit status: a leak or crash at
+# shutdown fails the run.
+broker_status=0
+if kill -0 "$broker_pid" 2>/dev/null; then
+        kill -TERM "$broker_pid"
+        for i in $(seq 1 300); do
+                kill -0 "$broker_pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        if kill -0 "$broker_pid" 2>/dev/null; then
+                echo "broker-harness: uebrokerd ignored SIGTERM" >&2
+                kill -KILL "$broker_pid"
+                broker_status=1
+        fi
+fi
+wait "$broker_pid"
+rc=$?
+[ "$broker_status" -eq 0 ] && broker_status=$rc
+broker_pid=""
+
+if [ "$status" -eq 0 ] && [ "$broker_status" -ne 0 ]; then
+        echo "broker-harness: uebrokerd exited with status $broker_status" >&2
+        status=1
+fi
+exit "$status"
