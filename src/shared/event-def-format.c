@@ -14,7 +14,8 @@ static void append_fields(struct strbuf *sb, const struct event_def *ev) {
                 if (i > 0)
                         strbuf_append(sb, "; ");
                 strbuf_printf(sb, "%s %s", f->type, f->name);
-                if (f->kind == EVENT_FIELD_STRUCT)
+                /* A match spec may leave the size out; "0" would not parse back. */
+                if (f->kind == EVENT_FIELD_STRUCT && f->size_given)
                         strbuf_printf(sb, " %u", f->size);
         }
 }

@@ -142,9 +142,9 @@ static int parse_array_size(struct parser *p, unsigned field_no, const char *at,
                         d = 16;
                 if (d >= base)
                         return parse_fail(p, -EINVAL,
-                                          "field %u (column %zu): array size '%s' is not a %s number", field_no,
+                                          "field %u (column %zu): array size '%s' is not %s number", field_no,
                                           column(p, s), quote(q, s, n),
-                                          base == 16 ? "hexadecimal" : base == 8 ? "octal" : "decimal");
+                                          base == 16 ? "a hexadecimal" : base == 8 ? "an octal" : "a decimal");
                 v = v * base + d; /* at most 7 digits: no overflow */
         }
         if (v == 0)
@@ -269,7 +269,7 @@ static int add_field(struct parser *p, unsigned field_no, const char *type, size
         if (!is_c_identifier(name, name_len))
                 return parse_fail(p, -EINVAL, "field %u (column %zu): field name '%s' is not a C identifier",
                                   field_no, column(p, name), quote(q, name, name_len));
-        if (name_len > 7 && memcmp(name, "common_", 7) == 0)
+        if (name_len >= 7 && memcmp(name, "common_", 7) == 0)
                 return parse_fail(p, -EINVAL,
                                   "field %u (column %zu): field name '%s' is reserved for the common header",
                                   field_no, column(p, name), quote(q, name, name_len));
@@ -293,6 +293,8 @@ static int add_field(struct parser *p, unsigned field_no, const char *type, size
                 return parse_fail(p, -EINVAL,
                                   "field %u (column %zu): a size ('%s') is only allowed after a struct field",
                                   field_no, column(p, size_tok), quote(q, size_tok, size_len));
+        else
+                f.size_given = true; /* implied by the type */
 
         if (ev->n_fields == p->cap_fields) {
                 size_t cap = p->cap_fields ? p->cap_fields * 2 : 4;
