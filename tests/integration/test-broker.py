@@ -1,0 +1,513 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Integration test of uebrokerd through python3-dbus, a client that shares
+no code with the project. Run through broker-harness.sh, which exports
+UEBROKER_BUS_ADDRESS.
+
+    test-broker.py            the bus contract and the embedded provider
+    test-broker.py --quota    the limits (run with tests/integration/quota.conf)
+
+Environment: UEBROKERD (for --bus-introspect), UEBCTL (the parser's error
+messages via `uebctl format`), UEBROKER_XML (the committed introspection
+file).
+"""
+
+import errno
+import mmap
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+import dbus
+import dbus.lowlevel
+
+NAME = 'org.uebroker1'
+PATH = '/org/uebroker1'
+IFACE = 'org.uebroker1.Broker'
+ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
+RECORD_HEADER = struct.Struct('=IHHIIQQ')
+RECORD_FLAG_LOST = 1
+EVENT_STATUS_OTHER = 0x80
+
+
+def connect():
+    """A new private connection: a new broker session."""
+    conn = dbus.bus.BusConnection(ADDRESS)
+    return conn, dbus.Interface(conn.get_object(NAME, PATH), IFACE)
+
+
+def take(fd):
+    return fd.take()
+
+
+def error_name(exc):
+    return exc.get_dbus_name()
+
+
+def events_by_name(broker):
+    return {str(e[0]): (str(e[1]), int(e[2]), int(e[3]), bool(e[4])) for e in broker.ListEvents()}
+
+
+def wait_for(predicate, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def parser_message(command):
+    out = subprocess.run([os.environ['UEBCTL'], 'format', command], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1, out
+    line = out.stderr.strip()
+    assert line.startswith('error: '), line
+    return line[len('error: '):]
+
+
+class Contract(unittest.TestCase):
+    def setUp(self):
+        self.conn, self.broker = connect()
+        self.fds = []
+
+    def tearDown(self):
+        for fd in self.fds:
+            os.close(fd)
+        self.conn.close()
+
+    def register(self, command, broker=None):
+        data, status, status_index, write_index = (broker or self.broker).Register(command)
+        data, status = take(data), take(status)
+        self.fds += [data, status]
+        return data, status, int(status_index), int(write_index)
+
+    def status_byte(self, status_fd, index):
+        with mmap.mmap(status_fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ) as page:
+            return page[index]
+
+    def test_introspection(self):
+        xml = self.conn.get_object(NAME, PATH).Introspect(dbus_interface='org.freedesktop.DBus.Introspectable')
+        root = ET.fromstring(str(xml))
+        iface = [i for i in root.findall('interface') if i.get('name') == IFACE]
+        self.assertEqual(len(iface), 1)
+        methods = {m.get('name'): [(a.get('name'), a.get('type'), a.get('direction')) for a in m.findall('arg')]
+                   for m in iface[0].findall('method')}
+        self.assertEqual(methods['Register'], [('command', 's', 'in'), ('data_fd', 'h', 'out'),
+                                               ('status_fd', 'h', 'out'), ('status_index', 'u', 'out'),
+                                               ('write_index', 'u', 'out')])
+        self.assertEqual(methods['Unregister'], [('write_index', 'u', 'in')])
+        self.assertEqual(methods['Delete'], [('name', 's', 'in'), ('interactive', 'b', 'in')])
+        self.assertEqual(methods['ListEvents'], [('events', 'a(ssuub)', 'out')])
+        self.assertEqual(methods['GetStatus'], [('status', 's', 'out')])
+        self.assertEqual(methods['Record'], [('names', 'as', 'in'), ('record_fd', 'h', 'out')])
+        props = {p.get('name'): p.get('type') for p in iface[0].findall('property')}
+        self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u'})
+
+        # --bus-introspect writes what the running daemon serves, and the
+        # committed dbus/ file is that output.
+        offline = subprocess.run([os.environ['UEBROKERD'], '--bus-introspect=-'], capture_output=True,
+                                 text=True, timeout=30, check=True).stdout
+        self.assertEqual(offline, str(xml))
+        if os.environ.get('UEBROKER_XML'):
+            with open(os.environ['UEBROKER_XML']) as f:
+                self.assertEqual(f.read(), offline, 'dbus/org.uebroker1.Broker.xml is stale: regenerate it')
+
+    def test_properties(self):
+        props = dbus.Interface(self.conn.get_object(NAME, PATH), 'org.freedesktop.DBus.Properties')
+        self.assertEqual(str(props.Get(IFACE, 'Provider')), 'embedded')
+        self.assertEqual(int(props.Get(IFACE, 'MaxEvents')), 4095)
+        self.assertRegex(str(props.Get(IFACE, 'Version')), r'^\d+\.\d+\.\d+$')
+        before = int(props.Get(IFACE, 'ActiveEvents'))
+        self.register('prop_ev u32 a')
+        self.assertEqual(int(props.Get(IFACE, 'ActiveEvents')), before + 1)
+
+    def test_register_same_file_same_indexes(self):
+        d1, s1, si1, wi1 = self.register('reg_a u32 a')
+        d2, s2, si2, wi2 = self.register('reg_b u64 b; char[8] c')
+        d3, s3, si3, wi3 = self.register('reg_a u32 a')
+        self.assertGreater(si1, 0)
+        self.assertGreater(si2, 0)
+        self.assertNotEqual(si1, si2)
+        self.assertEqual((wi1, wi2), (0, 1))
+        self.assertEqual((si3, wi3), (si1, wi1))
+        # One data file and one status page per connection (dup'ed fds).
+        for a, b in ((d1, d2), (d1, d3), (s1, s2)):
+            self.assertEqual((os.fstat(a).st_dev, os.fstat(a).st_ino), (os.fstat(b).st_dev, os.fstat(b).st_ino))
+        self.assertEqual(socket.socket(fileno=os.dup(d1)).type, socket.SOCK_SEQPACKET)
+        self.assertTrue(os.get_blocking(d1) is False, 'data fd must be non-blocking')
+        # Another connection: another data file, same status index.
+        conn2, broker2 = connect()
+        try:
+            d4, s4, si4, wi4 = self.register('reg_a u32 a', broker2)
+            self.assertEqual(si4, si1)
+            self.assertEqual(wi4, 0)
+            self.assertNotEqual(os.fstat(d4).st_ino, os.fstat(d1).st_ino)
+        finally:
+            conn2.close()
+
+    def test_flags_are_ignored_for_equality(self):
+        _, _, si1, wi1 = self.register('flag_ev u32 a')
+        _, _, si2, wi2 = self.register('flag_ev:SOMEFLAG u32 a')
+        self.assertEqual((si1, wi1), (si2, wi2))
+
+    def test_name_in_use(self):
+        self.register('niu_ev u32 a')
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Register('niu_ev u32 b')
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NameInUse')
+        self.assertIn('u:niu_ev u32 a', cm.exception.get_dbus_message())
+
+    def test_invalid_command(self):
+        for command in ('x u32 a; char[9999] b', '1bad u32 a', 'x long a', 'x struct s a', '', 'x u32 a; u32 a'):
+            with self.subTest(command=command):
+                with self.assertRaises(dbus.DBusException) as cm:
+                    self.broker.Register(command)
+                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+                self.assertEqual(cm.exception.get_dbus_message(), parser_message(command))
+
+    def test_oversized_command(self):
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Register('x u32 a;' * 100000)
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+        self.assertIn('longer than 511', cm.exception.get_dbus_message())
+        self.assertIn('CommandLength=', cm.exception.get_dbus_message())
+
+    def test_unregister(self):
+        _, _, _, wi = self.register('unreg_ev u32 a')
+        self.assertEqual(events_by_name(self.broker)['unreg_ev'][2], 1)
+        self.broker.Unregister(dbus.UInt32(wi))
+        self.assertEqual(events_by_name(self.broker)['unreg_ev'][2], 0)
+        for index in (wi, 4242, 0xffffffff):
+            with self.assertRaises(dbus.DBusException) as cm:
+                self.broker.Unregister(dbus.UInt32(index))
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+        # A connection without a session.
+        conn2, broker2 = connect()
+        try:
+            with self.assertRaises(dbus.DBusException) as cm:
+                broker2.Unregister(dbus.UInt32(0))
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+        finally:
+            conn2.close()
+
+    def test_list_events_and_status(self):
+        _, status_fd, si, _ = self.register('list_ev u32 a; __data_loc char[] s')
+        entry = events_by_name(self.broker)['list_ev']
+        self.assertEqual(entry, ('u32 a; __data_loc char[] s', os.getuid(), 1, False))
+        text = str(self.broker.GetStatus())
+        self.assertIn('%d:list_ev\n' % si, text)
+        lines = text.split('\n')
+        n = len(self.broker.ListEvents())
+        self.assertEqual(lines[n], '')
+        self.assertEqual(lines[n + 1:], ['Active: %d' % n, 'Busy: 0', 'Max: 4096', ''])
+
+    def test_status_page_not_writable(self):
+        _, status_fd, si, _ = self.register('ro_ev u32 a')
+        with self.assertRaises(OSError):
+            mmap.mmap(status_fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        with self.assertRaises(OSError):
+            os.pwrite(status_fd, b'\x01', si)
+        # Reopening through /proc gives a writable descriptor of the memfd;
+        # the seals must still refuse every way of writing.
+        try:
+            rw = os.open('/proc/self/fd/%d' % status_fd, os.O_RDWR)
+        except OSError:
+            rw = None
+        if rw is not None:
+            try:
+                with self.assertRaises(OSError):
+                    mmap.mmap(rw, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+                with self.assertRaises(OSError):
+                    os.pwrite(rw, b'\x01', si)
+                with self.assertRaises(OSError):
+                    os.ftruncate(rw, 0)
+            finally:
+                os.close(rw)
+        self.assertEqual(self.status_byte(status_fd, si), 0)
+
+    def read_records(self, sock, count, timeout=10.0):
+        records = []
+        end = time.monotonic() + timeout
+        while len(records) < count and time.monotonic() < end:
+            r, _, _ = select.select([sock], [], [], 0.2)
+            if not r:
+                continue
+            msg = sock.recv(1 << 17)
+            length, name_len, flags, pid, uid, ts, lost = RECORD_HEADER.unpack_from(msg)
+            self.assertEqual(length, len(msg))
+            name = msg[RECORD_HEADER.size:RECORD_HEADER.size + name_len].decode()
+            payload = msg[RECORD_HEADER.size + name_len:]
+            records.append((name, flags, pid, uid, ts, lost, payload))
+        return records
+
+    def test_record(self):
+        data_fd, status_fd, si, wi = self.register('rec_ev u32 a; __data_loc char[] s')
+        _, _, si_other, wi_other = self.register('rec_other u32 x')
+        self.assertEqual(self.status_byte(status_fd, si), 0)
+
+        record_fd = take(self.broker.Record(['rec_ev']))
+        sock = socket.socket(fileno=record_fd)
+        try:
+            self.assertEqual(sock.type, socket.SOCK_SEQPACKET)
+            self.assertEqual(self.status_byte(status_fd, si), EVENT_STATUS_OTHER)
+            self.assertEqual(self.status_byte(status_fd, si_other), 0)
+            self.assertTrue(events_by_name(self.broker)['rec_ev'][3])
+            self.assertIn('%d:rec_ev # Used by other' % si, str(self.broker.GetStatus()))
+
+            def payload(a, text):
+                # __data_loc offsets count from the record start, common
+                # header (8 bytes) included: a at 8, s at 12, text at 16.
+                return struct.pack('=II', a, (len(text) << 16) | 16) + text
+
+            good1 = payload(7, b'hello\0')
+            good2 = payload(8, b'world!\0')
+            os.write(data_fd, struct.pack('=I', wi) + good1)
+            os.write(data_fd, struct.pack('=I', wi) + payload(9, b'no-nul'))          # not NUL-terminated
+            os.write(data_fd, struct.pack('=I', wi) + struct.pack('=II', 10, (50 << 16) | 16))  # out of bounds
+            os.write(data_fd, struct.pack('=I', wi) + b'\x01\x00')                    # shorter than the fields
+            os.write(data_fd, struct.pack('=I', 999) + good1)                          # unknown write index
+            os.write(data_fd, b'\x00\x00')                                             # shorter than an index
+            os.write(data_fd, struct.pack('=I', wi_other) + struct.pack('=I', 11))     # valid, not recorded
+            os.writev(data_fd, [struct.pack('=I', wi), good2[:4], good2[4:]])          # writev: one record
+
+            records = self.read_records(sock, 2)
+            self.assertEqual([r[6] for r in records], [good1, good2])
+            now = time.time_ns()
+            for name, flags, pid, uid, ts, lost, _ in records:
+                self.assertEqual((name, flags, pid, uid, lost), ('rec_ev', 0, os.getpid(), os.getuid(), 0))
+                self.assertLess(abs(now - ts), 60 * 10**9)
+            # Nothing else arrived: the invalid ones were dropped.
+            self.assertEqual(self.read_records(sock, 1, timeout=0.5), [])
+        finally:
+            sock.close()
+        self.assertTrue(wait_for(lambda: self.status_byte(status_fd, si) == 0), 'status bit 7 did not clear')
+        self.assertFalse(events_by_name(self.broker)['rec_ev'][3])
+
+    def test_record_errors(self):
+        self.register('recerr_ev u32 a')
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Record(['recerr_ev', 'no_such_event_here'])
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Record(dbus.Array([], signature='s'))
+        self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.InvalidArgs')
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Record(['x' * 300])
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+
+    def test_slow_consumer_loses_records_writer_never_blocks(self):
+        data_fd, status_fd, si, wi = self.register('slow_ev u32 a; char[1000] pad')
+        sock = socket.socket(fileno=take(self.broker.Record(['slow_ev'])))
+        try:
+            sent = 0
+            eagain = 0
+            for i in range(20000):
+                try:
+                    os.write(data_fd, struct.pack('=II', wi, i) + b'\0' * 1000)
+                    sent += 1
+                except BlockingIOError:
+                    eagain += 1     # the writer sees EAGAIN, never blocks
+                    time.sleep(0.001)
+            # Drain: records plus at least one LOST notice, and the
+            # numbers add up.
+            received = 0
+            lost = 0
+            end = time.monotonic() + 20
+            while time.monotonic() < end:
+                r, _, _ = select.select([sock], [], [], 1.0)
+                if not r:
+                    break
+                msg = sock.recv(1 << 17)
+                length, name_len, flags, pid, uid, ts, lost_count = RECORD_HEADER.unpack_from(msg)
+                if flags & RECORD_FLAG_LOST:
+                    self.assertEqual(name_len, 0)
+                    lost += lost_count
+                else:
+                    received += 1
+            self.assertGreater(lost, 0, 'a consumer that never read lost nothing?')
+            self.assertEqual(received + lost, sent)
+        finally:
+            sock.close()
+
+    def test_delete(self):
+        conn2, broker2 = connect()
+        try:
+            _, _, _, wi = self.register('del_ev u32 a', broker2)
+            with self.assertRaises(dbus.DBusException) as cm:
+                self.broker.Delete('del_ev', False)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+        finally:
+            conn2.close()
+        self.assertTrue(wait_for(lambda: events_by_name(self.broker)['del_ev'][2] == 0))
+        sock = socket.socket(fileno=take(self.broker.Record(['del_ev'])))
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Delete('del_ev', False)
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+        sock.close()
+        self.assertTrue(wait_for(lambda: not events_by_name(self.broker)['del_ev'][3]))
+        self.broker.Delete('del_ev', False)
+        self.assertNotIn('del_ev', events_by_name(self.broker))
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Delete('del_ev', False)
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+        # The name is free again, with other fields.
+        self.register('del_ev u64 other')
+
+    def test_disconnect_releases(self):
+        conn2, broker2 = connect()
+        self.register('disc_ev u32 a', broker2)
+        self.register('disc_ev2 u32 a', broker2)
+        self.assertEqual(events_by_name(self.broker)['disc_ev'][2], 1)
+        conn2.close()
+        self.assertTrue(wait_for(lambda: events_by_name(self.broker)['disc_ev'][2] == 0))
+        self.assertEqual(events_by_name(self.broker)['disc_ev2'][2], 0)
+        # Events persist after their last registration.
+        self.assertIn('disc_ev', events_by_name(self.broker))
+
+    def test_sigkill_releases(self):
+        child = subprocess.Popen([sys.executable, '-c', '''
+import dbus, os, sys, time
+conn = dbus.bus.BusConnection(os.environ["UEBROKER_BUS_ADDRESS"])
+b = dbus.Interface(conn.get_object("org.uebroker1", "/org/uebroker1"), "org.uebroker1.Broker")
+b.Register("killed_ev u32 a")
+b.Register("killed_ev2 u8 b")
+print("ready", flush=True)
+time.sleep(60)
+'''], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(child.stdout.readline().strip(), 'ready')
+            events = events_by_name(self.broker)
+            self.assertEqual((events['killed_ev'][2], events['killed_ev2'][2]), (1, 1))
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=10)
+            self.assertTrue(wait_for(lambda: events_by_name(self.broker)['killed_ev'][2] == 0))
+            self.assertEqual(events_by_name(self.broker)['killed_ev2'][2], 0)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            child.stdout.close()
+
+    def test_many_clients_come_and_go(self):
+        for i in range(200):
+            conn, broker = connect()
+            data, status, _, _ = broker.Register('churn_ev u32 a')
+            os.close(take(data))
+            os.close(take(status))
+            conn.close()
+        self.assertTrue(wait_for(lambda: events_by_name(self.broker)['churn_ev'][2] == 0))
+        # The daemon holds no descriptors for sessions that went away.
+        pid = int(os.environ['UEBROKERD_PID'])
+        try:
+            nfds = len(os.listdir('/proc/%d/fd' % pid))
+        except OSError:
+            return      # broker runs under a wrapper we cannot see into
+        self.assertLess(nfds, 64)
+
+    def test_active_events_emits_change(self):
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+
+        conn = dbus.bus.BusConnection(ADDRESS, mainloop=DBusGMainLoop())
+        loop = GLib.MainLoop()
+        changes = []
+
+        def on_changed(interface, changed, invalidated):
+            if interface == IFACE and 'ActiveEvents' in changed:
+                changes.append(int(changed['ActiveEvents']))
+                loop.quit()
+
+        try:
+            conn.add_signal_receiver(on_changed, signal_name='PropertiesChanged',
+                                     dbus_interface='org.freedesktop.DBus.Properties', path=PATH)
+            # Make sure the match rule is in place before the change.
+            conn.get_object(NAME, PATH).Introspect(dbus_interface='org.freedesktop.DBus.Introspectable')
+            before = len(self.broker.ListEvents())
+            self.register('emit_ev u32 a')
+            GLib.timeout_add(10000, loop.quit)
+            loop.run()
+            self.assertEqual(changes, [before + 1])
+        finally:
+            conn.close()
+
+    def test_flooding_client_does_not_stall_others(self):
+        # A client that sends thousands of calls and never reads a reply.
+        flood = dbus.bus.BusConnection(ADDRESS)
+        try:
+            for _ in range(5000):
+                msg = dbus.lowlevel.MethodCallMessage(NAME, PATH, IFACE, 'GetStatus')
+                flood.send_message(msg)
+            flood.flush()
+            # Everyone else is still served.
+            conn2, broker2 = connect()
+            try:
+                data, status, _, _ = broker2.Register('flood_ev u32 a', timeout=20)
+                os.close(take(data))
+                os.close(take(status))
+            finally:
+                conn2.close()
+        finally:
+            flood.close()
+
+    def test_malformed_arguments(self):
+        obj = self.conn.get_object(NAME, PATH)
+        with self.assertRaises(dbus.DBusException) as cm:
+            obj.Register(dbus.UInt32(5), dbus_interface=IFACE, signature='u')
+        self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.InvalidArgs')
+        with self.assertRaises(dbus.DBusException) as cm:
+            obj.Unregister('x', dbus_interface=IFACE, signature='s')
+        self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.InvalidArgs')
+        # The broker still answers.
+        self.assertIsNotNone(self.broker.GetStatus())
+
+
+class Quota(unittest.TestCase):
+    """Run with quota.conf: EventsPerClient=2 ClientsPerUser=2 Events=3
+    CommandLength=40."""
+
+    def expect_quota(self, call, key):
+        with self.assertRaises(dbus.DBusException) as cm:
+            call()
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
+        self.assertIn(key, cm.exception.get_dbus_message())
+
+    def test_limits(self):
+        conn_a, a = connect()
+        conn_b, b = connect()
+        conn_c, c = connect()
+        try:
+            a.Register('q1 u32 a')
+            a.Register('q2 u32 a')
+            self.expect_quota(lambda: a.Register('q3 u32 a'), 'EventsPerClient=')
+            a.Register('q1 u32 a')      # already held: no new registration
+            b.Register('q3 u32 a')      # third event
+            self.expect_quota(lambda: b.Register('q4 u32 a'), 'Events=')
+            self.expect_quota(lambda: c.Register('q1 u32 a'), 'ClientsPerUser=')
+            with self.assertRaises(dbus.DBusException) as cm:
+                a.Register('q1 u32 a; u32 b; u32 c; u32 d; u32 e; u32 f')
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+            self.assertIn('longer than 40', cm.exception.get_dbus_message())
+            # A client leaving frees its slot for another.
+            conn_b.close()
+            self.assertTrue(wait_for(lambda: events_by_name(a)['q3'][2] == 0))
+            c.Register('q3 u32 a')
+            props = dbus.Interface(conn_a.get_object(NAME, PATH), 'org.freedesktop.DBus.Properties')
+            self.assertEqual(int(props.Get(IFACE, 'MaxEvents')), 3)
+        finally:
+            for conn in (conn_a, conn_b, conn_c):
+                conn.close()
+
+
+if __name__ == '__main__':
+    quota = '--quota' in sys.argv
+    sys.argv = [a for a in sys.argv if a != '--quota']
+    suite = unittest.TestLoader().loadTestsFromTestCase(Quota if quota else Contract)
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    sys.exit(0 if result.wasSuccessful() else 1)
