@@ -12,18 +12,31 @@
  *                                 (sd_bus_enqueue_for_read) when it answers
  *     ...authorized: change state, reply
  *
- * On the system bus the subject is ("system-bus-name", {"name": sender}).
- * On any other bus a caller with the daemon's uid or root is allowed
- * outright; others are checked as ("unix-process", {pid, start-time, uid})
- * on the system bus, and refused if polkit cannot be reached. The caller's
- * identity always comes from the bus's credentials (sd_bus_query_sender_creds),
- * never from arguments.
+ * A caller with the daemon's uid or root is allowed outright (on the system
+ * bus too, as systemd does, so root is not locked out when polkit is gone).
+ * Others: on the system bus the subject is ("system-bus-name", {"name":
+ * sender}); on any other bus ("unix-process", {pid, start-time, uid}) sent
+ * over a system bus connection opened on first need. Polkit unreachable or
+ * failing is a denial. The caller's identity always comes from the bus's
+ * credentials (sd_bus_query_sender_creds, not augmented from /proc), never
+ * from arguments.
+ *
+ * A call waiting for polkit holds a reference to its message; the answer is
+ * dropped when the re-run takes it, when the event loop next goes idle
+ * without the re-run asking for it, when the sender goes away
+ * (polkit_forget_sender) or with the registry.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <systemd/sd-bus.h>
 
 struct polkit_registry;
+
+/* Checks waiting for polkit, per sender and in all; beyond them polkit_check()
+ * answers -EBUSY with org.freedesktop.DBus.Error.LimitsExceeded. */
+#define POLKIT_MAX_PENDING_PER_SENDER 16u
+#define POLKIT_MAX_PENDING 4096u
 
 /* @bus is the connection the broker serves on; @bus_is_system tells which
  * subject kind applies. */
@@ -32,9 +45,15 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
 
 /* 1: authorized; 0: pending, return 1 from the handler and expect to be
  * called again with the same message; negative errno with @error set
- * (org.freedesktop.DBus.Error.AccessDenied when denied). */
+ * (-EACCES with org.freedesktop.DBus.Error.AccessDenied when denied, or
+ * org.freedesktop.DBus.Error.InteractiveAuthorizationRequired when polkit
+ * wants a password the call did not allow asking for; -EBUSY with
+ * org.freedesktop.DBus.Error.LimitsExceeded when too many checks wait). */
 int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *action, bool interactive,
                  sd_bus_error *error);
+
+/* Checks in flight or answered and not yet taken by the re-run. */
+size_t polkit_registry_n_queries(const struct polkit_registry *reg);
 
 /* Drops what is pending for a connection that went away. */
 void polkit_forget_sender(struct polkit_registry *reg, const char *sender);

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A tiny service exporting methods guarded by daemon/polkit.c, so the
+ * polkit path can be tested on a private bus without the broker:
+ *
+ *     polkit-test-service --system | --bus-address=ADDR
+ *
+ * Object /org/uebroker1/PolkitTest, interface org.uebroker1.PolkitTest:
+ *     Check(s action, b interactive) -> (s)  "authorized ACTION" when polkit allows
+ *     Abandon(s action) -> ()                asks polkit, then fails the re-run
+ *                                            without taking the answer
+ *     Queries() -> (u)                       polkit_registry_n_queries()
+ * Prints "ready" on stdout once the name is owned; exits on SIGTERM.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "cleanup.h"
+#include "log.h"
+#include "polkit.h"
+
+#define SERVICE_NAME "org.uebroker1.PolkitTest"
+#define SERVICE_OBJECT "/org/uebroker1/PolkitTest"
+
+struct service {
+        struct polkit_registry *polkit;
+        sd_bus_message *abandoned;      /* the Abandon call seen once already */
+};
+
+static int method_check(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct service *svc = userdata;
+        const char *action;
+        int interactive, r;
+
+        r = sd_bus_message_read(m, "sb", &action, &interactive);
+        if (r < 0)
+                return r;
+        r = polkit_check(svc->polkit, m, action, interactive, error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 1;
+        return sd_bus_reply_method_return(m, "s", "authorized");
+}
+
+static int method_abandon(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct service *svc = userdata;
+        const char *action;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &action);
+        if (r < 0)
+                return r;
+        if (svc->abandoned == m) {
+                /* The re-run: fail as a handler would whose state changed,
+                 * leaving polkit's answer unclaimed. */
+                svc->abandoned = sd_bus_message_unref(svc->abandoned);
+                return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "abandoned");
+        }
+        r = polkit_check(svc->polkit, m, action, false, error);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "authorized without asking polkit");
+        sd_bus_message_unref(svc->abandoned);
+        svc->abandoned = sd_bus_message_ref(m);
+        return 1;
+}
+
+static int method_queries(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct service *svc = userdata;
+
+        return sd_bus_reply_method_return(m, "u", (uint32_t) polkit_registry_n_queries(svc->polkit));
+}
+
+static const sd_bus_vtable service_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("Check", "sb", "s", method_check, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Abandon", "s", "", method_abandon, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Queries", "", "u", method_queries, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct service *svc = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+                return 0;
+        if (name[0] == ':' && new_owner[0] == '\0')
+                polkit_forget_sender(svc->polkit, name);
+        return 0;
+}
+
+static int open_bus(const char *address, sd_bus **ret) {
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (!address)
+                return sd_bus_open_system(ret);
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, true);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = bus;
+        bus = NULL;
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "system", no_argument, NULL, 's' },
+                { "bus-address", required_argument, NULL, 'a' },
+                {}
+        };
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        struct service svc = { 0 };
+        const char *address = NULL;
+        sigset_t mask;
+        int c, r;
+
+        log_setup();
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                switch (c) {
+                case 's':
+                        address = NULL;
+                        break;
+                case 'a':
+                        address = optarg;
+                        break;
+                default:
+                        return EXIT_FAILURE;
+                }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = sd_event_default(&event);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the event loop: %m"), EXIT_FAILURE;
+
+        r = open_bus(address, &bus);
+        if (r < 0)
+                return log_error_errno(r, "Cannot connect to the bus: %m"), EXIT_FAILURE;
+        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot attach the bus: %m"), EXIT_FAILURE;
+
+        r = polkit_registry_new(bus, !address, &svc.polkit);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up polkit checks: %m"), EXIT_FAILURE;
+
+        r = sd_bus_add_object_vtable(bus, NULL, SERVICE_OBJECT, SERVICE_NAME, service_vtable, &svc);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, &svc);
+        if (r >= 0)
+                r = sd_bus_request_name(bus, SERVICE_NAME, 0);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the service: %m");
+                goto finish;
+        }
+        printf("ready\n");
+        fflush(stdout);
+
+        r = sd_event_loop(event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+
+finish:
+        sd_bus_message_unref(svc.abandoned);
+        polkit_registry_free(svc.polkit);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
