@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * libuebroker's internals, shared by its files:
+ *   libuebroker.c     the public calls
+ *   client-session.c  the bus connection, Register/Unregister, adopting and
+ *                     losing the broker's session (data file + status page)
+ *   client-monitor.c  the background thread that reconnects and re-registers
+ *
+ * Locks:
+ *   lock       (mutex) everything but the data path: the bus, the event list,
+ *              the session, timers. Held across D-Bus round trips.
+ *   swap_lock  (rwlock) the data path's view: data_fd, data_is_socket and
+ *              each event's registered/write_index. Writers take it shared
+ *              with trylock (never wait); the session code takes it
+ *              exclusively only for the moment of a swap, never across a
+ *              round trip. Taken inside lock, never the other way round.
+ * Status bytes need no lock: ueb_event.head.status always points at a
+ * readable byte (see status_window below) and is swapped atomically.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+#include "uebroker.h"
+
+#define UEB_ERROR_MAX 512
+/* One D-Bus round trip may take at most this long. */
+#define UEB_CALL_TIMEOUT_USEC (3 * 1000000ull)
+/* While the broker is absent: how often to try Register anyway (the name
+ * watch normally makes it immediate). */
+#define UEB_REGISTER_RETRY_USEC (5 * 1000000ull)
+/* Minimum gap between two registration rounds, so a broker that restarts in
+ * a loop cannot make us spin. */
+#define UEB_REGISTER_MIN_GAP_USEC (100 * 1000ull)
+/* Reconnecting to the bus: exponential from the first value up to the second. */
+#define UEB_CONNECT_RETRY_MIN_USEC (500 * 1000ull)
+#define UEB_CONNECT_RETRY_MAX_USEC (30 * 1000000ull)
+
+enum ueb_event_state {
+        UEB_EVENT_PENDING,      /* waiting for a broker */
+        UEB_EVENT_REGISTERED,
+        UEB_EVENT_REFUSED,      /* the broker said no; retried when a new broker appears */
+};
+
+struct ueb_event {
+        struct ueb_event_head_ head;    /* first: ueb_enabled() reads it */
+        struct ueb_client *client;
+        char *command;
+        enum ueb_event_state state;     /* under lock */
+        /* The data path's copy, under swap_lock. */
+        bool registered;
+        uint32_t write_index;
+        uint32_t status_index;          /* under lock */
+        /* Statistics, atomics. */
+        uint64_t written, dropped, failed, registrations;
+        struct ueb_event *next, *prev;
+};
+
+struct ueb_client {
+        pthread_mutex_t lock;
+        pthread_rwlock_t swap_lock;
+
+        enum ueb_bus bus_kind;
+        char *address;                  /* UEB_BUS_ADDRESS */
+        sd_bus *bus;
+        sd_bus_slot *owner_watch;
+        char *broker_owner;             /* unique name of the broker holding our session */
+        bool broker_absent;             /* the last attempt found no broker */
+
+        /* The session: one data file and one status page per connection. */
+        int data_fd;                    /* -1 when there is none */
+        bool data_is_socket;
+        dev_t data_dev;
+        ino_t data_ino;
+        unsigned session_generation;    /* bumped whenever data_fd changes */
+        /* A page reserved at open for the client's life: the broker's status
+         * page is mapped over it with MAP_FIXED, and a zero page is mapped
+         * over that when the session is lost, so a pointer into it stays
+         * readable whatever happens. */
+        uint8_t *status_window;
+        bool window_holds_page;
+
+        struct ueb_event *events;
+
+        /* Timers, CLOCK_MONOTONIC µs. */
+        uint64_t next_connect_usec;
+        uint64_t connect_backoff_usec;
+        uint64_t next_register_usec;
+        uint64_t last_register_round_usec;
+
+        char last_error[UEB_ERROR_MAX];
+
+        /* Background thread. */
+        pid_t owner_pid;
+        pthread_t thread;
+        bool thread_started;
+        bool stopping;                  /* under lock */
+        int wake_fd;                    /* eventfd */
+        int session_broken;             /* atomic: a writer saw the broker gone */
+
+        /* Totals of events already freed. */
+        struct ueb_stats retired;
+};
+
+/* Time */
+uint64_t ueb_now_usec(void);
+
+/* Errors: formats into c->last_error, returns @error (negative errno). */
+int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
+/* client-session.c; all called with c->lock held. */
+int ueb_session_connect(struct ueb_client *c);
+void ueb_session_disconnect(struct ueb_client *c);
+/* Registers one event. 1: registered; 0: no broker reachable (stays pending);
+ * negative errno: refused (message in last_error). */
+int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e);
+/* Registers every pending event, rate-limited. */
+void ueb_session_register_pending(struct ueb_client *c);
+bool ueb_session_has_pending(const struct ueb_client *c);
+int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e);
+/* The broker or its data file is gone: every event back to pending, status
+ * pointers to zero, data file closed. */
+void ueb_session_lose(struct ueb_client *c, const char *why);
+/* Runs the bus: dispatches the name watch, notices a dead connection. */
+void ueb_session_process(struct ueb_client *c);
+/* A writer saw EPIPE or alike: loses the session if its data file is
+ * really closed. */
+void ueb_session_check_data_file(struct ueb_client *c);
+
+/* client-monitor.c */
+int ueb_monitor_start(struct ueb_client *c);
+void ueb_monitor_stop(struct ueb_client *c);
+void ueb_monitor_wake(struct ueb_client *c);
+
+/* libuebroker.c */
+extern const uint8_t ueb_zero_status;

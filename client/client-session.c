@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The client's side of a broker session: the bus connection, Register and
+ * Unregister, adopting the data file and status page the broker hands out,
+ * and dropping them when the broker goes away. Every function here runs
+ * with c->lock held.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "client-internal.h"
+#include "fd-util.h"
+#include "status-text.h"
+
+#define BROKER_NAME "org.uebroker1"
+#define BROKER_PATH "/org/uebroker1"
+#define BROKER_INTERFACE "org.uebroker1.Broker"
+#define BROKER_ERROR_PREFIX "org.uebroker1.Error."
+/* tracefs, where a kernel provider's status page lives. */
+#define TRACEFS_MAGIC_NUMBER 0x74726163
+
+static bool pid_changed(const struct ueb_client *c) {
+        return getpid() != c->owner_pid;
+}
+
+/* Name watch */
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct ueb_client *c = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || strcmp(name, BROKER_NAME) != 0)
+                return 0;
+
+        /* Only the broker that holds our session can take it away: a stale
+         * signal about an earlier broker must not drop a fresh session. */
+        if (c->broker_owner && strcmp(old_owner, c->broker_owner) == 0)
+                ueb_session_lose(c, "the broker left the bus");
+
+        if (*new_owner) {
+                /* A new broker: try everything again, refused events too
+                 * (its configuration may differ). */
+                c->broker_absent = false;
+                c->next_register_usec = 0;
+                for (struct ueb_event *e = c->events; e; e = e->next)
+                        if (e->state == UEB_EVENT_REFUSED)
+                                e->state = UEB_EVENT_PENDING;
+        }
+        return 0;
+}
+
+/* Connection */
+
+static int bus_open(struct ueb_client *c, sd_bus **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        switch (c->bus_kind) {
+        case UEB_BUS_SYSTEM:
+                return sd_bus_open_system_with_description(ret, "uebroker");
+        case UEB_BUS_SESSION:
+                return sd_bus_open_user_with_description(ret, "uebroker");
+        case UEB_BUS_ADDRESS:
+                r = sd_bus_new(&bus);
+                if (r < 0)
+                        return r;
+                r = sd_bus_set_address(bus, c->address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, 1);
+                if (r >= 0)
+                        r = sd_bus_negotiate_fds(bus, 1);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+                if (r < 0) {
+                        sd_bus_unref(bus);
+                        return r;
+                }
+                *ret = bus;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+int ueb_session_connect(struct ueb_client *c) {
+        sd_bus *bus = NULL;
+        uint64_t now = ueb_now_usec();
+        int r;
+
+        if (c->bus)
+                return 1;
+
+        r = bus_open(c, &bus);
+        if (r < 0) {
+                ueb_set_error(c, r, "cannot connect to the bus: %s", strerror(-r));
+                goto fail;
+        }
+        /* Bounded round trips: never hang the host on a stuck bus. */
+        (void) sd_bus_set_method_call_timeout(bus, UEB_CALL_TIMEOUT_USEC);
+
+        r = sd_bus_add_match(bus, &c->owner_watch,
+                             "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                             "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BROKER_NAME "'",
+                             on_name_owner_changed, c);
+        if (r < 0) {
+                ueb_set_error(c, r, "cannot watch the broker's bus name: %s", strerror(-r));
+                goto fail;
+        }
+        r = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD);
+        if (r <= 0) {
+                r = r < 0 ? r : -EOPNOTSUPP;
+                ueb_set_error(c, r, "the bus connection cannot pass file descriptors");
+                goto fail;
+        }
+
+        c->bus = bus;
+        c->broker_absent = false;
+        c->next_register_usec = 0;
+        c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
+        return 1;
+
+fail:
+        c->owner_watch = sd_bus_slot_unref(c->owner_watch);
+        sd_bus_flush_close_unref(bus);
+        c->next_connect_usec = now + c->connect_backoff_usec;
+        c->connect_backoff_usec = c->connect_backoff_usec * 2 > UEB_CONNECT_RETRY_MAX_USEC ?
+                                          UEB_CONNECT_RETRY_MAX_USEC : c->connect_backoff_usec * 2;
+        return r;
+}
+
+void ueb_session_disconnect(struct ueb_client *c) {
+        if (pid_changed(c)) {
+                /* After fork() the connection belongs to the parent; sd-bus
+                 * refuses to touch it here. Leave it. */
+                c->owner_watch = NULL;
+                c->bus = NULL;
+        }
+        c->owner_watch = sd_bus_slot_unref(c->owner_watch);
+        c->bus = sd_bus_flush_close_unref(c->bus);
+        free(c->broker_owner);
+        c->broker_owner = NULL;
+}
+
+/* The connection itself is gone (bus daemon restarted, or it threw us out). */
+static void bus_lost(struct ueb_client *c) {
+        ueb_session_lose(c, "the bus connection closed");
+        ueb_session_disconnect(c);
+        /* Reconnect right away once; backoff after that. */
+        c->next_connect_usec = 0;
+}
+
+void ueb_session_process(struct ueb_client *c) {
+        int r;
+
+        if (!c->bus)
+                return;
+        /* Bounded: a flood of signals cannot keep us here forever. */
+        for (unsigned i = 0; i < 1024; i++) {
+                r = sd_bus_process(c->bus, NULL);
+                if (r < 0) {
+                        bus_lost(c);
+                        return;
+                }
+                if (r == 0 || !c->bus)
+                        return;
+        }
+}
+
+/* The session */
+
+static void window_clear(struct ueb_client *c) {
+        if (!c->window_holds_page)
+                return;
+        /* A zero page over the broker's page, in one step: a reader that
+         * still holds a pointer into the window reads 0, never faults. */
+        if (mmap(c->status_window, STATUS_PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+            MAP_FAILED)
+                c->window_holds_page = false;
+}
+
+void ueb_session_lose(struct ueb_client *c, const char *why) {
+        int old_fd;
+
+        for (struct ueb_event *e = c->events; e; e = e->next) {
+                if (e->state == UEB_EVENT_REGISTERED)
+                        e->state = UEB_EVENT_PENDING;
+                __atomic_store_n(&e->head.status, &ueb_zero_status, __ATOMIC_RELEASE);
+        }
+
+        pthread_rwlock_wrlock(&c->swap_lock);
+        for (struct ueb_event *e = c->events; e; e = e->next)
+                e->registered = false;
+        old_fd = c->data_fd;
+        c->data_fd = -1;
+        c->session_generation++;
+        pthread_rwlock_unlock(&c->swap_lock);
+
+        safe_close(old_fd);
+        window_clear(c);
+        free(c->broker_owner);
+        c->broker_owner = NULL;
+        /* Try again soon (the rate limit in register_pending applies). */
+        c->next_register_usec = 0;
+        (void) why;
+}
+
+void ueb_session_check_data_file(struct ueb_client *c) {
+        struct pollfd p = { .fd = c->data_fd, .events = 0 };
+
+        if (c->data_fd < 0)
+                return;
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+                ueb_session_lose(c, "the data file was closed");
+}
+
+/* Only a memfd sealed against shrinking (so it can never be truncated under
+ * our mapping: SIGBUS) or a tracefs file is acceptable as status page. */
+static int check_status_fd(struct ueb_client *c, int fd) {
+        struct stat st;
+        struct statfs sfs;
+        int seals;
+
+        if (fstat(fd, &st) < 0)
+                return ueb_set_error(c, -errno, "cannot inspect the status page: %m");
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals >= 0) {
+                if (!(seals & F_SEAL_SHRINK) || st.st_size < STATUS_PAGE_SIZE)
+                        return ueb_set_error(c, -EPROTO, "the status page is not a sealed page of %d bytes",
+                                             STATUS_PAGE_SIZE);
+                return 0;
+        }
+        if (fstatfs(fd, &sfs) >= 0 && sfs.f_type == TRACEFS_MAGIC_NUMBER)
+                return 0;
+        return ueb_set_error(c, -EPROTO, "the status page is neither a sealed memfd nor a tracefs file");
+}
+
+/* Maps @fd over the status window. A fresh mapping first, so a bad fd leaves
+ * the window alone, then moved over it atomically. */
+static int window_map(struct ueb_client *c, int fd) {
+        void *p;
+
+        p = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+                return ueb_set_error(c, -errno, "cannot map the status page: %m");
+        if (mremap(p, STATUS_PAGE_SIZE, STATUS_PAGE_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, c->status_window) ==
+            MAP_FAILED) {
+                /* Some special mappings cannot move; map the file in place. */
+                munmap(p, STATUS_PAGE_SIZE);
+                if (mmap(c->status_window, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+                        return ueb_set_error(c, -errno, "cannot map the status page: %m");
+        }
+        c->window_holds_page = true;
+        return 0;
+}
+
+static int session_adopt(struct ueb_client *c, int data_fd, int status_fd, const char *owner) {
+        struct stat st;
+        bool is_socket;
+        char *owner_copy;
+        int fd, r;
+
+        if (fstat(data_fd, &st) < 0)
+                return ueb_set_error(c, -errno, "cannot inspect the data file: %m");
+        /* Sockets get sendmsg(MSG_NOSIGNAL); anything that could raise
+         * SIGPIPE on writev() (a pipe) is refused. */
+        if (S_ISSOCK(st.st_mode))
+                is_socket = true;
+        else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))
+                is_socket = false;
+        else
+                return ueb_set_error(c, -EPROTO, "the data file is neither a socket nor a file");
+
+        r = check_status_fd(c, status_fd);
+        if (r < 0)
+                return r;
+
+        owner_copy = strdup(owner);
+        if (!owner_copy)
+                return -ENOMEM;
+        fd = fd_dup_cloexec(data_fd);
+        if (fd < 0) {
+                free(owner_copy);
+                return ueb_set_error(c, fd, "cannot keep the data file: %s", strerror(-fd));
+        }
+        r = window_map(c, status_fd);
+        if (r < 0) {
+                safe_close(fd);
+                free(owner_copy);
+                return r;
+        }
+
+        pthread_rwlock_wrlock(&c->swap_lock);
+        c->data_fd = fd;
+        c->data_is_socket = is_socket;
+        c->session_generation++;
+        pthread_rwlock_unlock(&c->swap_lock);
+        c->data_dev = st.st_dev;
+        c->data_ino = st.st_ino;
+        free(c->broker_owner);
+        c->broker_owner = owner_copy;
+        return 0;
+}
+
+static bool session_matches(const struct ueb_client *c, int data_fd, const char *owner) {
+        struct stat st;
+
+        return c->broker_owner && strcmp(c->broker_owner, owner) == 0 && fstat(data_fd, &st) >= 0 &&
+               st.st_dev == c->data_dev && st.st_ino == c->data_ino;
+}
+
+/* Errors */
+
+static const struct {
+        const char *name;
+        int error;
+} refusals[] = {
+        { BROKER_ERROR_PREFIX "InvalidCommand", -EINVAL },
+        { BROKER_ERROR_PREFIX "NameInUse", -EADDRINUSE },
+        { BROKER_ERROR_PREFIX "QuotaExceeded", -EDQUOT },
+        { BROKER_ERROR_PREFIX "NoSuchEvent", -ENOENT },
+        { BROKER_ERROR_PREFIX "Busy", -EBUSY },
+        { BROKER_ERROR_PREFIX "NotSupported", -EOPNOTSUPP },
+        { SD_BUS_ERROR_ACCESS_DENIED, -EACCES },
+        { SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED, -EACCES },
+};
+
+/* Answers that mean "no broker right now", not "no". */
+static bool error_is_unavailable(const sd_bus_error *error) {
+        static const char *const names[] = {
+                SD_BUS_ERROR_SERVICE_UNKNOWN,
+                SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                SD_BUS_ERROR_NO_REPLY,
+                SD_BUS_ERROR_TIMEOUT,
+                SD_BUS_ERROR_DISCONNECTED,
+                SD_BUS_ERROR_UNKNOWN_OBJECT,
+        };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (sd_bus_error_has_name(error, names[i]))
+                        return true;
+        return error->name && strncmp(error->name, "org.freedesktop.DBus.Error.Spawn.", 33) == 0;
+}
+
+static bool errno_is_connection_lost(int r) {
+        return r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE || r == -ESHUTDOWN || r == -ECONNREFUSED;
+}
+
+/* Sorts a failed call: 0 = try again later (the broker or the connection is
+ * gone), negative errno = a definitive answer, message in last_error. */
+static int call_failed(struct ueb_client *c, int r, const sd_bus_error *error, const char *what) {
+        if (!sd_bus_error_is_set(error)) {
+                if (errno_is_connection_lost(r)) {
+                        ueb_set_error(c, r, "%s: the bus connection closed", what);
+                        bus_lost(c);
+                        return 0;
+                }
+                if (r == -ETIMEDOUT) {
+                        ueb_set_error(c, r, "%s: the broker did not answer in time", what);
+                        return 0;
+                }
+                return ueb_set_error(c, r, "%s: %s", what, strerror(-r));
+        }
+        if (error_is_unavailable(error)) {
+                ueb_set_error(c, r, "%s: the broker is not reachable: %s", what, error->message ?: error->name);
+                return 0;
+        }
+        for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+                if (sd_bus_error_has_name(error, refusals[i].name))
+                        return ueb_set_error(c, refusals[i].error, "%s", error->message ?: error->name);
+        /* An answer we do not know, e.g. from a broker of another version. */
+        return ueb_set_error(c, r == -EIO ? -EPROTO : (r < 0 ? r : -EPROTO), "%s: %s: %s", what, error->name,
+                             error->message ?: "");
+}
+
+/* Register */
+
+int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        const char *owner;
+        uint32_t status_index, write_index;
+        int data_fd, status_fd, r;
+
+        if (!c->bus)
+                return 0;
+
+        r = sd_bus_call_method(c->bus, BROKER_NAME, BROKER_PATH, BROKER_INTERFACE, "Register", &error, &reply, "s",
+                               e->command);
+        if (r < 0) {
+                r = call_failed(c, r, &error, "Register");
+                if (r == 0) {
+                        c->broker_absent = true;
+                        c->next_register_usec = ueb_now_usec() + UEB_REGISTER_RETRY_USEC;
+                }
+                goto out;
+        }
+
+        r = sd_bus_message_read(reply, "hhuu", &data_fd, &status_fd, &status_index, &write_index);
+        owner = sd_bus_message_get_sender(reply);
+        if (r <= 0 || !owner) {
+                r = ueb_set_error(c, -EPROTO, "Register: unexpected reply");
+                goto out;
+        }
+        if (status_index == 0 || status_index > STATUS_INDEX_MAX) {
+                r = ueb_set_error(c, -EPROTO, "Register: status index %u is outside the page", status_index);
+                goto out;
+        }
+
+        /* Every Register of one connection returns the same data file; if
+         * this one differs, the broker restarted between two calls. */
+        if (c->data_fd >= 0 && !session_matches(c, data_fd, owner))
+                ueb_session_lose(c, "the broker handed out a new session");
+        if (c->data_fd < 0) {
+                r = session_adopt(c, data_fd, status_fd, owner);
+                if (r < 0)
+                        goto out;
+        }
+
+        pthread_rwlock_wrlock(&c->swap_lock);
+        e->write_index = write_index;
+        e->registered = true;
+        pthread_rwlock_unlock(&c->swap_lock);
+        e->status_index = status_index;
+        e->state = UEB_EVENT_REGISTERED;
+        __atomic_store_n(&e->head.status, c->status_window + status_index, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&e->registrations, 1, __ATOMIC_RELAXED);
+        c->broker_absent = false;
+        r = 1;
+out:
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        return r;
+}
+
+bool ueb_session_has_pending(const struct ueb_client *c) {
+        for (const struct ueb_event *e = c->events; e; e = e->next)
+                if (e->state == UEB_EVENT_PENDING)
+                        return true;
+        return false;
+}
+
+void ueb_session_register_pending(struct ueb_client *c) {
+        uint64_t now = ueb_now_usec();
+
+        if (!c->bus)
+                return;
+        if (now < c->last_register_round_usec + UEB_REGISTER_MIN_GAP_USEC) {
+                c->next_register_usec = c->last_register_round_usec + UEB_REGISTER_MIN_GAP_USEC;
+                return;
+        }
+        c->last_register_round_usec = now;
+
+        /* Two passes: a session change in the middle of the first sends the
+         * events registered before it back to pending. */
+        for (unsigned pass = 0; pass < 2 && c->bus; pass++)
+                for (struct ueb_event *e = c->events; e && c->bus; e = e->next) {
+                        int r;
+
+                        if (e->state != UEB_EVENT_PENDING)
+                                continue;
+                        r = ueb_session_register_event(c, e);
+                        if (r == 0)
+                                return;         /* no broker: the retry timer is set */
+                        if (r < 0)
+                                e->state = UEB_EVENT_REFUSED;
+                }
+}
+
+/* Unregister */
+
+int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        bool shared = false;
+        int r;
+
+        if (e->state != UEB_EVENT_REGISTERED)
+                return 0;
+
+        __atomic_store_n(&e->head.status, &ueb_zero_status, __ATOMIC_RELEASE);
+        pthread_rwlock_wrlock(&c->swap_lock);
+        e->registered = false;
+        pthread_rwlock_unlock(&c->swap_lock);
+        e->state = UEB_EVENT_PENDING;
+
+        /* Another handle on the same event keeps the registration. */
+        for (const struct ueb_event *o = c->events; o; o = o->next)
+                if (o != e && o->state == UEB_EVENT_REGISTERED && o->write_index == e->write_index)
+                        shared = true;
+        if (shared || !c->bus)
+                return 0;
+
+        r = sd_bus_call_method(c->bus, BROKER_NAME, BROKER_PATH, BROKER_INTERFACE, "Unregister", &error, NULL, "u",
+                               e->write_index);
+        if (r < 0) {
+                r = call_failed(c, r, &error, "Unregister");
+                if (r == 0)
+                        r = -ENOTCONN;
+        }
+        sd_bus_error_free(&error);
+        return r < 0 ? r : 0;
+}

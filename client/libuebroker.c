@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libuebroker: the public calls (see include/uebroker.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "client-internal.h"
+#include "event-def.h"
+#include "fd-util.h"
+#include "status-text.h"
+
+#define UEB_EXPORT __attribute__((visibility("default")))
+
+/* What a status pointer points at while an event is not registered. */
+const uint8_t ueb_zero_status = 0;
+
+uint64_t ueb_now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000ull;
+}
+
+int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(c->last_error, sizeof(c->last_error), format, ap);
+        va_end(ap);
+        return error;
+}
+
+static void counter_add(uint64_t *counter) {
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t counter_get(const uint64_t *counter) {
+        return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+static struct ueb_client *client_free(struct ueb_client *c) {
+        if (!c)
+                return NULL;
+
+        ueb_monitor_stop(c);
+
+        while (c->events) {
+                struct ueb_event *e = c->events;
+
+                c->events = e->next;
+                free(e->command);
+                free(e);
+        }
+        ueb_session_disconnect(c);
+        if (c->status_window)
+                munmap(c->status_window, STATUS_PAGE_SIZE);
+        safe_close(c->data_fd);
+        safe_close(c->wake_fd);
+        free(c->address);
+        pthread_rwlock_destroy(&c->swap_lock);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+}
+
+UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const char *address) {
+        struct ueb_client *c;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        *ret = NULL;
+        if (bus > UEB_BUS_ADDRESS || (bus == UEB_BUS_ADDRESS) != !!address)
+                return -EINVAL;
+        if (bus == UEB_BUS_DEFAULT) {
+                const char *env = secure_getenv("UEBROKER_BUS_ADDRESS");
+
+                if (env && *env) {
+                        bus = UEB_BUS_ADDRESS;
+                        address = env;
+                } else
+                        bus = UEB_BUS_SYSTEM;
+        }
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->data_fd = c->wake_fd = -1;
+        c->owner_pid = getpid();
+        c->bus_kind = bus;
+        c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
+        if (pthread_mutex_init(&c->lock, NULL) != 0) {
+                free(c);
+                return -ENOMEM;
+        }
+        if (pthread_rwlock_init(&c->swap_lock, NULL) != 0) {
+                pthread_mutex_destroy(&c->lock);
+                free(c);
+                return -ENOMEM;
+        }
+        if (address) {
+                c->address = strdup(address);
+                if (!c->address) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+
+        /* Reserved for the client's life; see status_window. */
+        c->status_window = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (c->status_window == MAP_FAILED) {
+                c->status_window = NULL;
+                r = -errno;
+                goto fail;
+        }
+
+        pthread_mutex_lock(&c->lock);
+        r = ueb_session_connect(c);
+        pthread_mutex_unlock(&c->lock);
+
+        r = ueb_monitor_start(c);
+        if (r < 0)
+                goto fail;
+
+        *ret = c;
+        return c->bus ? 1 : 0;
+
+fail:
+        client_free(c);
+        return r;
+}
+
+UEB_EXPORT int ueb_open(struct ueb_client **ret) {
+        return ueb_open_bus(ret, UEB_BUS_DEFAULT, NULL);
+}
+
+UEB_EXPORT struct ueb_client *ueb_close(struct ueb_client *c) {
+        return client_free(c);
+}
+
+static void event_link(struct ueb_client *c, struct ueb_event *e) {
+        e->next = c->events;
+        if (e->next)
+                e->next->prev = e;
+        c->events = e;
+}
+
+static void event_unlink(struct ueb_client *c, struct ueb_event *e) {
+        if (e->prev)
+                e->prev->next = e->next;
+        else
+                c->events = e->next;
+        if (e->next)
+                e->next->prev = e->prev;
+        e->next = e->prev = NULL;
+}
+
+static void stats_retire(struct ueb_client *c, const struct ueb_event *e) {
+        struct ueb_stats s;
+
+        ueb_event_stats(e, &s);
+        c->retired.written += s.written;
+        c->retired.dropped += s.dropped;
+        c->retired.failed += s.failed;
+        c->retired.registrations += s.registrations;
+}
+
+UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ueb_event **ret) {
+        _cleanup_(event_def_freep) struct event_def *def = NULL;
+        struct event_error parse_error = { 0 };
+        struct ueb_event *e;
+        size_t len;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        *ret = NULL;
+        if (!c || !command)
+                return -EINVAL;
+
+        pthread_mutex_lock(&c->lock);
+        c->last_error[0] = '\0';
+
+        /* The broker runs the same parser; asking it first only saves the
+         * round trip, and works while no broker is there. */
+        len = strnlen(command, EVENT_COMMAND_MAX + 1);
+        r = event_def_parse_n(command, len, 0, &def, &parse_error);
+        if (r < 0) {
+                if (r == -EINVAL)
+                        ueb_set_error(c, r, "%s", parse_error.message);
+                else
+                        ueb_set_error(c, r, "cannot parse the command: %s", strerror(-r));
+                goto out;
+        }
+
+        e = calloc(1, sizeof(*e));
+        if (!e) {
+                r = -ENOMEM;
+                goto out;
+        }
+        e->command = strndup(command, len);
+        if (!e->command) {
+                free(e);
+                r = -ENOMEM;
+                goto out;
+        }
+        e->client = c;
+        e->head.status = &ueb_zero_status;
+        e->state = UEB_EVENT_PENDING;
+
+        if (!c->bus && ueb_now_usec() >= c->next_connect_usec)
+                (void) ueb_session_connect(c);
+
+        r = 0;
+        if (c->bus && (!c->broker_absent || ueb_now_usec() >= c->next_register_usec))
+                r = ueb_session_register_event(c, e);
+        if (r < 0) {
+                free(e->command);
+                free(e);
+                goto out;
+        }
+
+        event_link(c, e);
+        *ret = e;
+out:
+        pthread_mutex_unlock(&c->lock);
+        /* The thread retries what is pending and runs what the call may
+         * have queued on the bus. */
+        ueb_monitor_wake(c);
+        return r;
+}
+
+UEB_EXPORT int ueb_unregister(struct ueb_event *e) {
+        struct ueb_client *c;
+        int r;
+
+        if (!e)
+                return 0;
+        c = e->client;
+
+        pthread_mutex_lock(&c->lock);
+        r = ueb_session_unregister_event(c, e);
+        event_unlink(c, e);
+        stats_retire(c, e);
+        pthread_mutex_unlock(&c->lock);
+        ueb_monitor_wake(c);
+
+        free(e->command);
+        free(e);
+        return r;
+}
+
+/* errno values of a data file write, sorted into the documented results. */
+static bool error_is_drop(int error) {
+        /* Full socket, or a kernel data file with nobody listening. */
+        return error == EAGAIN || error == EWOULDBLOCK || error == EBADF || error == ENOBUFS;
+}
+
+static bool error_is_lost_broker(int error) {
+        return error == EPIPE || error == ECONNRESET || error == ENOTCONN || error == ECONNREFUSED;
+}
+
+UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
+        struct ueb_client *c = e->client;
+        struct iovec v[UEB_WRITE_IOV_MAX + 1];
+        uint32_t write_index;
+        ssize_t n;
+        int error;
+
+        if (iovcnt < 0 || iovcnt > UEB_WRITE_IOV_MAX || (iovcnt > 0 && !iov)) {
+                counter_add(&e->failed);
+                return -EINVAL;
+        }
+
+        /* Never wait: a held write lock means a swap is under way. */
+        if (pthread_rwlock_tryrdlock(&c->swap_lock) != 0) {
+                counter_add(&e->dropped);
+                return -EAGAIN;
+        }
+        if (!e->registered || c->data_fd < 0) {
+                pthread_rwlock_unlock(&c->swap_lock);
+                counter_add(&e->dropped);
+                return -ENOTCONN;
+        }
+
+        write_index = e->write_index;
+        v[0] = (struct iovec) { &write_index, sizeof(write_index) };
+        if (iovcnt > 0)
+                memcpy(v + 1, iov, (size_t) iovcnt * sizeof(*iov));
+
+        if (c->data_is_socket) {
+                struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t) iovcnt + 1 };
+
+                /* MSG_NOSIGNAL: a dead broker is EPIPE, not SIGPIPE. */
+                n = sendmsg(c->data_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else
+                n = writev(c->data_fd, v, iovcnt + 1);
+        error = n < 0 ? errno : 0;
+        pthread_rwlock_unlock(&c->swap_lock);
+
+        if (error == 0) {
+                counter_add(&e->written);
+                return 0;
+        }
+        if (error_is_drop(error)) {
+                counter_add(&e->dropped);
+                return -EAGAIN;
+        }
+        if (error_is_lost_broker(error)) {
+                counter_add(&e->dropped);
+                /* Tell the background thread once; it re-registers. */
+                if (__atomic_exchange_n(&c->session_broken, 1, __ATOMIC_ACQ_REL) == 0)
+                        ueb_monitor_wake(c);
+                return -error;
+        }
+        counter_add(&e->failed);
+        return -error;
+}
+
+UEB_EXPORT bool ueb_registered(const struct ueb_event *e) {
+        return e && __atomic_load_n(&e->head.status, __ATOMIC_RELAXED) != &ueb_zero_status;
+}
+
+UEB_EXPORT const char *ueb_last_error(struct ueb_client *c) {
+        return c ? c->last_error : "";
+}
+
+UEB_EXPORT void ueb_event_stats(const struct ueb_event *e, struct ueb_stats *ret) {
+        *ret = (struct ueb_stats) {
+                .written = counter_get(&e->written),
+                .dropped = counter_get(&e->dropped),
+                .failed = counter_get(&e->failed),
+                .registrations = counter_get(&e->registrations),
+        };
+}
+
+UEB_EXPORT void ueb_client_stats(struct ueb_client *c, struct ueb_stats *ret) {
+        pthread_mutex_lock(&c->lock);
+        *ret = c->retired;
+        for (struct ueb_event *e = c->events; e; e = e->next) {
+                struct ueb_stats s;
+
+                ueb_event_stats(e, &s);
+                ret->written += s.written;
+                ret->dropped += s.dropped;
+                ret->failed += s.failed;
+                ret->registrations += s.registrations;
+        }
+        pthread_mutex_unlock(&c->lock);
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * libuebroker: publish user_events tracepoints through uebrokerd.
+ *
+ *     struct ueb_client *c;
+ *     struct ueb_event *tick;
+ *
+ *     ueb_open(&c);                                    // never fails the host
+ *     ueb_register(c, "tick u32 count; __data_loc char[] msg", &tick);
+ *     ...
+ *     if (tick && ueb_enabled(tick)) {                 // one byte load
+ *             struct iovec iov[] = { ... payload ... };
+ *             ueb_write(tick, iov, 2);                 // one non-blocking write
+ *     }
+ *     ...
+ *     ueb_close(c);
+ *
+ * The broker is asked once, at registration; from then on the program
+ * checks its status byte and writes to the data file itself. The broker is
+ * never on the data path.
+ *
+ * Which bus: ueb_open() uses $UEBROKER_BUS_ADDRESS when it is set (read
+ * with secure_getenv()), the system bus otherwise; ueb_open_bus() chooses.
+ *
+ * Robustness: nothing here blocks the host beyond one bounded D-Bus round
+ * trip inside ueb_open()/ueb_register()/ueb_unregister() (a few seconds at
+ * most), raises a signal, or changes the host's signal dispositions. Every
+ * descriptor is O_CLOEXEC. If the bus or the broker is absent, ueb_open() and
+ * ueb_register() still hand out working objects that report "not enabled";
+ * a background thread (one per client, all signals blocked) registers the
+ * events as soon as the broker appears, and registers them again when the
+ * broker restarts (it watches the broker's bus name and the data file), so
+ * a host never has to notice. Attempts are rate-limited.
+ *
+ * Threads: ueb_enabled(), ueb_write(), ueb_registered() and the statistics
+ * calls are safe from any thread at any time, concurrently with each other
+ * and with re-registration. ueb_open(), ueb_register(), ueb_unregister()
+ * and ueb_last_error() are serialized by a per-client mutex and may also be
+ * called from any thread. A handle must not be used after ueb_unregister()
+ * or ueb_close() released it: the caller makes sure no other thread still
+ * uses it. None of the calls is async-signal-safe.
+ *
+ * fork(): the child inherits the handles but not the background thread nor
+ * a usable bus connection. The child may keep writing events that were
+ * registered (they go to the parent's session), should not register, and
+ * may call ueb_close() to release its copies.
+ *
+ * Return values: negative errno on failure, as documented per call.
+ * Symbols are versioned (LIBUEBROKER_1).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ueb_client;
+struct ueb_event;
+
+/* Most iovec elements one ueb_write() takes (the write index is added in
+ * front of them). */
+#define UEB_WRITE_IOV_MAX 64
+
+/* Which bus ueb_open_bus() connects to. */
+enum ueb_bus {
+        UEB_BUS_DEFAULT = 0,    /* $UEBROKER_BUS_ADDRESS if set, else the system bus */
+        UEB_BUS_SYSTEM = 1,
+        UEB_BUS_SESSION = 2,    /* the user bus, for demos */
+        UEB_BUS_ADDRESS = 3,    /* the address given as argument */
+};
+
+/*
+ * Creates a client. Returns 1 when it is connected to the bus, 0 when the bus
+ * could not be reached yet (the client is still valid and keeps retrying in
+ * the background; the reason is in ueb_last_error()), or a negative errno
+ * (-ENOMEM, -EINVAL, or a thread that could not be started) with *ret set
+ * to NULL. A program that does not care may ignore the result apart from
+ * checking *ret.
+ */
+int ueb_open(struct ueb_client **ret);
+int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const char *address);
+
+/* Stops the background thread, closes the bus connection (the broker then
+ * releases every registration of this client) and frees every event handle
+ * of the client. NULL is fine. Returns NULL. */
+struct ueb_client *ueb_close(struct ueb_client *c);
+
+/*
+ * Registers @command ("name[:flags] [type field[; type field...]]", the
+ * user_events grammar, at most 511 bytes).
+ *
+ * Returns 1 when the broker registered the event now, 0 when the broker is
+ * not reachable (the handle is valid, reports "not enabled", and the event is
+ * registered as soon as the broker appears), or a negative errno with *ret
+ * set to NULL when the command is refused:
+ *   -EINVAL     malformed command (ueb_last_error() says what and where,
+ *               e.g. "field 2: ...")
+ *   -EADDRINUSE the name exists with other fields or belongs to another user
+ *   -EDQUOT     a broker quota is exhausted
+ *   -EACCES     not authorized
+ *   -EOPNOTSUPP the bus cannot pass file descriptors
+ *   -EPROTO     the broker answered with something unusable
+ *   -ENOMEM
+ * Registering the same definition twice gives two handles on one event.
+ */
+int ueb_register(struct ueb_client *c, const char *command, struct ueb_event **ret);
+
+/*
+ * Drops the registration (when no other handle of this client holds the
+ * same event) and frees @e. Returns 0, or a negative errno if the broker
+ * could not be told (the handle is freed anyway; the broker releases what
+ * is left when the client closes). NULL is fine.
+ */
+int ueb_unregister(struct ueb_event *e);
+
+/*
+ * Writes one event: the write index, then the iovec elements, as one record
+ * with one system call, never blocking, never raising SIGPIPE. Returns 0 when
+ * the record was handed over, or a negative errno; every non-zero result is
+ * counted in the event's statistics:
+ *   -EAGAIN     dropped: the receiver is full, nobody listens, or the
+ *               client is switching to a restarted broker right now
+ *   -ENOTCONN   the event is not registered (broker absent, or refused)
+ *   -EPIPE, -ECONNRESET  the broker went away; re-registration is on its way
+ *   -EINVAL, -ENOENT, -EFAULT, -EMSGSIZE  the record was rejected (bad
+ *               payload for the event's fields, bad @iovcnt: at most
+ *               UEB_WRITE_IOV_MAX)
+ * It writes even while ueb_enabled() is false; callers check first so that
+ * a disabled event costs nothing.
+ */
+int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt);
+
+/* True while @e is registered with a running broker. */
+bool ueb_registered(const struct ueb_event *e);
+
+/* The broker's (or the library's) message for the last failure of a
+ * registration call on @c: "field 2: ...", "event x exists with other
+ * fields: ...". "" when there was none. Valid until the next call on @c. */
+const char *ueb_last_error(struct ueb_client *c);
+
+struct ueb_stats {
+        uint64_t written;       /* records handed to the data file */
+        uint64_t dropped;       /* -EAGAIN, -ENOTCONN and lost-broker results */
+        uint64_t failed;        /* records the data file rejected */
+        uint64_t registrations; /* successful registrations, re-registrations included */
+};
+
+/* Counters of one event, or of every event the client ever had. */
+void ueb_event_stats(const struct ueb_event *e, struct ueb_stats *ret);
+void ueb_client_stats(struct ueb_client *c, struct ueb_stats *ret);
+
+/* Implementation detail, part of the ABI: the first member of every
+ * struct ueb_event. @status always points at a readable byte: the event's
+ * byte of the broker's status page while registered, a constant zero byte
+ * otherwise; it is swapped atomically on (re-)registration. */
+struct ueb_event_head_ {
+        const uint8_t *status;
+};
+
+/*
+ * True while something listens to @e. One pointer load and one byte load,
+ * no call, no lock, no system call: cheap enough to sit in front of every
+ * event site. @e must be a handle from ueb_register().
+ */
+static inline bool ueb_enabled(const struct ueb_event *e) {
+        const struct ueb_event_head_ *h = (const struct ueb_event_head_ *) (const void *) e;
+
+        return __atomic_load_n(__atomic_load_n(&h->status, __ATOMIC_RELAXED), __ATOMIC_RELAXED) != 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
