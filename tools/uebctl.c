@@ -10,6 +10,11 @@
 #include "config.h"
 
 static const struct uebctl_command commands[] = {
+        { "list", "[--json]", "list the broker's events", uebctl_list },
+        { "status", "", "print the status text (events and who listens)", uebctl_status },
+        { "record", "[--json] [-n N] NAME...", "print records of events as they arrive, decoded", uebctl_record },
+        { "emit", "'COMMAND' FIELD=VALUE...", "register an event and write one record if enabled", uebctl_emit },
+        { "delete", "NAME...", "delete events nobody holds or listens to", uebctl_delete },
         { "format", "'COMMAND'", "print the tracefs format file an event would have", uebctl_format },
 };
 
@@ -17,18 +22,29 @@ static void usage(FILE *out) {
         fprintf(out,
                 "Usage: uebctl [OPTIONS] COMMAND [ARGS...]\n"
                 "Publish and inspect user_events tracepoints through uebrokerd.\n\n"
-                "Options:\n"
-                "  -h --help       show this help\n"
-                "     --version    show the version\n\n"
+                "Options (before the command):\n"
+                "  -h --help             show this help\n"
+                "     --version          show the version\n"
+                "     --system           talk to the broker on the system bus (the default)\n"
+                "     --session          talk to the broker on the session bus\n"
+                "     --bus-address=ADDR talk to the broker on the bus at ADDR\n"
+                "Without a bus option, $UEBROKER_BUS_ADDRESS is used when set.\n\n"
                 "Commands:\n");
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                fprintf(out, "  %-7s %-22s %s\n", commands[i].name, commands[i].args, commands[i].help);
+                fprintf(out, "  %-7s %-26s %s\n", commands[i].name, commands[i].args, commands[i].help);
+        fprintf(out,
+                "\nExamples:\n"
+                "  uebctl emit 'hello u32 a; char[8] b' a=1 b=hi\n"
+                "  uebctl record hello            prints: hello: a=1 b=hi\n");
 }
 
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
+                { "system", no_argument, NULL, 'S' },
+                { "session", no_argument, NULL, 'U' },
+                { "bus-address", required_argument, NULL, 'A' },
                 {},
         };
         int c;
@@ -42,6 +58,18 @@ int main(int argc, char *argv[]) {
                 case 'V':
                         printf("uebctl %s\n", PACKAGE_VERSION);
                         return EXIT_SUCCESS;
+                case 'S':
+                        uebctl_bus_kind = UEB_BUS_SYSTEM;
+                        uebctl_bus_address = NULL;
+                        break;
+                case 'U':
+                        uebctl_bus_kind = UEB_BUS_SESSION;
+                        uebctl_bus_address = NULL;
+                        break;
+                case 'A':
+                        uebctl_bus_kind = UEB_BUS_ADDRESS;
+                        uebctl_bus_address = optarg;
+                        break;
                 default:
                         usage(stderr);
                         return 2;
@@ -52,8 +80,14 @@ int main(int argc, char *argv[]) {
                 return 2;
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                if (strcmp(argv[optind], commands[i].name) == 0)
-                        return commands[i].run(argc - optind, argv + optind);
+                if (strcmp(argv[optind], commands[i].name) == 0) {
+                        /* The command parses its own options from its argv. */
+                        int n = argc - optind;
+
+                        argv += optind;
+                        optind = 0;     /* 0: glibc reinitializes getopt */
+                        return commands[i].run(n, argv);
+                }
 
         fprintf(stderr, "error: unknown command '%s' (see uebctl --help)\n", argv[optind]);
         return 2;

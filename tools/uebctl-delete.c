@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* uebctl delete NAME: removes an event nobody holds or listens to. */
+#include "uebctl.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int uebctl_delete(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "no-ask-password", no_argument, NULL, 'n' },
+                {},
+        };
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus *bus = NULL;
+        /* polkit may ask for a password only when someone can answer. */
+        bool interactive = isatty(STDIN_FILENO);
+        int c, r, status = 0;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        interactive = false;
+                        break;
+                default:
+                        return 2;
+                }
+        if (optind >= argc) {
+                fprintf(stderr, "usage: uebctl delete [--no-ask-password] NAME...\n");
+                return 2;
+        }
+        if (uebctl_bus_open(&bus) < 0)
+                return 1;
+        for (int i = optind; i < argc; i++) {
+                r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "Delete",
+                                       &error, NULL, "sb", argv[i], (int) interactive);
+                if (r < 0) {
+                        char what[300];
+
+                        snprintf(what, sizeof(what), "Delete %s", argv[i]);
+                        status = uebctl_call_failed(what, r, &error);
+                }
+                sd_bus_error_free(&error);
+        }
+        sd_bus_flush_close_unref(bus);
+        return status;
+}

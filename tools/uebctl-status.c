@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* uebctl status: the broker's status text (SPEC.md section 4). */
+#include "uebctl.h"
+
+#include <stdio.h>
+
+int uebctl_status(int argc, char *argv[]) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        const char *text;
+        int r, status = 1;
+
+        if (argc != 1) {
+                fprintf(stderr, "usage: uebctl status\n");
+                return 2;
+        }
+        if (uebctl_bus_open(&bus) < 0)
+                return 1;
+        r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "GetStatus", &error,
+                               &reply, NULL);
+        if (r < 0)
+                uebctl_call_failed("GetStatus", r, &error);
+        else if (sd_bus_message_read(reply, "s", &text) <= 0)
+                fprintf(stderr, "error: GetStatus: unexpected reply\n");
+        else {
+                fputs(text, stdout);
+                status = fflush(stdout) == 0 ? 0 : 1;
+        }
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(bus);
+        return status;
+}
