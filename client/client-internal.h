@@ -40,6 +40,8 @@
 /* Reconnecting to the bus: exponential from the first value up to the second. */
 #define UEB_CONNECT_RETRY_MIN_USEC (500 * 1000ull)
 #define UEB_CONNECT_RETRY_MAX_USEC (30 * 1000000ull)
+/* ueb_close() waits at most this long for the broker to read what is left. */
+#define UEB_CLOSE_DRAIN_MSEC 250
 
 enum ueb_event_state {
         UEB_EVENT_PENDING,      /* waiting for a broker */

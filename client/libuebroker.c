@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -45,11 +47,29 @@ static uint64_t counter_get(const uint64_t *counter) {
         return __atomic_load_n(counter, __ATOMIC_RELAXED);
 }
 
+/* Records written just before close are still in the socket: give the
+ * broker a moment (bounded) to read them before the disconnect makes it
+ * drop the session. */
+static void data_drain(struct ueb_client *c) {
+        int fd = c->data_fd, queued;
+
+        if (fd < 0 || !c->data_is_socket)
+                return;
+        for (unsigned i = 0; i < UEB_CLOSE_DRAIN_MSEC; i++) {
+                if (ioctl(fd, SIOCOUTQ, &queued) < 0 || queued <= 0)
+                        return;
+                (void) usleep(1000);
+        }
+}
+
 static struct ueb_client *client_free(struct ueb_client *c) {
         if (!c)
                 return NULL;
 
         ueb_monitor_stop(c);
+        pthread_mutex_lock(&c->lock);
+        data_drain(c);
+        pthread_mutex_unlock(&c->lock);
 
         while (c->events) {
                 struct ueb_event *e = c->events;
