@@ -35,6 +35,8 @@ struct recorded_event {
 };
 
 static void recorded_events_free(struct recorded_event *events, size_t n) {
+        if (!events)
+                return;
         for (size_t i = 0; i < n; i++) {
                 free(events[i].name);
                 event_def_free(events[i].def);

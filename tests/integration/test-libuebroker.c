@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libuebroker end to end, run by broker-harness.sh against a real uebrokerd
+ * (embedded provider) on a private bus:
+ *   register; the status byte flips when a Record consumer attaches and
+ *   back when it leaves; ueb_write arrives intact and decodes; bad commands
+ *   and NameInUse give the messages via ueb_last_error; unregister and
+ *   shared handles; every descriptor O_CLOEXEC; a client without a bus;
+ *   the broker killed and a new one started while a thread keeps checking
+ *   and writing: the client re-registers by itself (pending events too) and
+ *   keeps working, without SIGPIPE or a crash.
+ * Plain C with its own checks (sd-bus and Check's fork-per-test do not mix).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "event-decode.h"
+#include "event-def.h"
+#include "record-stream.h"
+#include "uebroker.h"
+
+#define TICK "lt_tick u32 count; __data_loc char[] msg"
+
+static int failures;
+
+/* Evaluates @cond once; true if it held. */
+#define CHECK(cond, ...)                                                                    \
+        ({                                                                                  \
+                bool _held = (cond);                                                        \
+                if (_held)                                                                  \
+                        printf("ok: %s\n", #cond);                                          \
+                else {                                                                      \
+                        failures++;                                                         \
+                        printf("FAIL (%s:%d): %s: ", __FILE__, __LINE__, #cond);            \
+                        printf(__VA_ARGS__);                                                \
+                        printf("\n");                                                       \
+                }                                                                           \
+                _held;                                                                      \
+        })
+
+#define REQUIRE(cond, ...)                                                                  \
+        do {                                                                                \
+                if (!CHECK(cond, __VA_ARGS__))                                              \
+                        exit(EXIT_FAILURE);                                                 \
+        } while (0)
+
+static void sleep_ms(unsigned ms) {
+        struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+
+        nanosleep(&ts, NULL);
+}
+
+/* Waits up to @ms for @cond; true if it came true. */
+#define WAIT_FOR(cond, ms)                                                                  \
+        ({                                                                                  \
+                bool _ok = false;                                                           \
+                for (unsigned _i = 0; _i < (ms) / 10; _i++) {                               \
+                        if (cond) {                                                         \
+                                _ok = true;                                                 \
+                                break;                                                      \
+                        }                                                                   \
+                        sleep_ms(10);                                                       \
+                }                                                                           \
+                _ok || (cond);                                                              \
+        })
+
+static sd_bus *test_bus_open(const char *address) {
+        sd_bus *bus = NULL;
+
+        REQUIRE(sd_bus_new(&bus) >= 0, "sd_bus_new");
+        REQUIRE(sd_bus_set_address(bus, address) >= 0, "address");
+        REQUIRE(sd_bus_set_bus_client(bus, 1) >= 0, "bus client");
+        REQUIRE(sd_bus_negotiate_fds(bus, 1) >= 0, "fds");
+        REQUIRE(sd_bus_start(bus) >= 0, "connect to %s", address);
+        return bus;
+}
+
+/* Record(@name) on our own connection: the consumer's end of the stream. */
+static int record_open(sd_bus *bus, const char *name) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        int fd = -1, r;
+
+        r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "Record", &error,
+                               &reply, "as", 1, name);
+        if (r < 0) {
+                printf("Record(%s) failed: %s %s\n", name, error.name ?: "", error.message ?: strerror(-r));
+        } else if (sd_bus_message_read(reply, "h", &fd) > 0)
+                fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        return fd;
+}
+
+/* Registrations of @name per ListEvents, -1 if there is no such event. */
+static int list_registrations(sd_bus *bus, const char *name) {
+        sd_bus_message *reply = NULL;
+        const char *n, *fields;
+        uint32_t uid, regs;
+        int enabled, result = -1;
+
+        if (sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "ListEvents", NULL,
+                               &reply, NULL) < 0)
+                return -2;
+        if (sd_bus_message_enter_container(reply, 'a', "(ssuub)") >= 0)
+                while (sd_bus_message_read(reply, "(ssuub)", &n, &fields, &uid, &regs, &enabled) > 0)
+                        if (strcmp(n, name) == 0)
+                                result = (int) regs;
+        sd_bus_message_unref(reply);
+        return result;
+}
+
+static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
+        uint32_t len = (uint32_t) strlen(msg) + 1, loc = len << 16 | (8 + 8);
+        struct iovec iov[] = { { &count, 4 }, { &loc, 4 }, { (void *) msg, len } };
+
+        return ueb_write(e, iov, 3);
+}
+
+/* Reads one record (waiting up to 5 s) and returns its decoded text
+ * "NAME: fields", or NULL. */
+static char *record_read(int fd, struct event_def *def) {
+        static uint8_t buf[70000];
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        struct record_header h;
+        struct strbuf sb = STRBUF_INIT;
+        ssize_t n;
+
+        for (;;) {
+                if (poll(&p, 1, 5000) <= 0)
+                        return NULL;
+                n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+                if (n < (ssize_t) sizeof(h))
+                        return NULL;
+                memcpy(&h, buf, sizeof(h));
+                if (!(h.flags & RECORD_FLAG_LOST))
+                        break;
+        }
+        if (h.length != (size_t) n || sizeof(h) + h.name_len > (size_t) n)
+                return NULL;
+        if ((pid_t) h.pid != getpid())
+                printf("note: record pid %u, ours %d\n", h.pid, (int) getpid());
+        strbuf_append_n(&sb, (const char *) buf + sizeof(h), h.name_len);
+        strbuf_append(&sb, ": ");
+        if (event_decode_text(def, buf + sizeof(h) + h.name_len, (size_t) n - sizeof(h) - h.name_len, &sb) < 0)
+                strbuf_append(&sb, "(undecodable)");
+        return strbuf_steal(&sb);
+}
+
+static bool all_fds_cloexec(void) {
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+        bool ok = true;
+
+        if (!d)
+                return false;
+        while ((de = readdir(d))) {
+                int fd = atoi(de->d_name);
+                int flags;
+
+                if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+                        continue;
+                flags = fcntl(fd, F_GETFD);
+                if (flags >= 0 && !(flags & FD_CLOEXEC)) {
+                        printf("fd %d lacks FD_CLOEXEC\n", fd);
+                        ok = false;
+                }
+        }
+        closedir(d);
+        return ok;
+}
+
+/* A host thread that checks and writes as fast as it can, throughout. */
+struct hammer {
+        struct ueb_event *event;
+        volatile int stop;
+        unsigned long checks, writes;
+};
+
+static void *hammer_main(void *userdata) {
+        struct hammer *h = userdata;
+
+        while (!h->stop) {
+                h->checks++;
+                if (ueb_enabled(h->event)) {
+                        (void) write_tick(h->event, 0xffffffffu, "hammer");
+                        h->writes++;
+                }
+        }
+        return NULL;
+}
+
+static pid_t broker_start(const char *address) {
+        const char *binary = getenv("UEBROKERD");
+        char arg[4096];
+        pid_t pid;
+
+        REQUIRE(binary && *binary, "UEBROKERD must name the broker binary");
+        snprintf(arg, sizeof(arg), "--bus-address=%s", address);
+        pid = fork();
+        if (pid == 0) {
+                execl(binary, binary, arg, "--provider=embedded", (char *) NULL);
+                _exit(127);
+        }
+        REQUIRE(pid > 0, "fork");
+        return pid;
+}
+
+static void test_no_bus(void) {
+        struct ueb_client *c = NULL;
+        struct ueb_event *e = NULL;
+        int r;
+
+        printf("# a client with no bus behind its address\n");
+        r = ueb_open_bus(&c, UEB_BUS_ADDRESS, "unix:path=/nonexistent/uebroker-test-bus");
+        CHECK(r == 0, "ueb_open_bus without a bus returned %d", r);
+        REQUIRE(c != NULL, "the client exists anyway");
+        CHECK(strstr(ueb_last_error(c), "cannot connect") != NULL, "last error '%s'", ueb_last_error(c));
+        r = ueb_register(c, TICK, &e);
+        CHECK(r == 0, "register without a bus returned %d (pending expected)", r);
+        REQUIRE(e != NULL, "pending handle");
+        CHECK(!ueb_enabled(e), "not enabled");
+        CHECK(!ueb_registered(e), "not registered");
+        r = write_tick(e, 1, "x");
+        CHECK(r == -ENOTCONN, "write on a pending event returned %d", r);
+        r = ueb_register(c, "bad u32 a; x y", &e);
+        CHECK(r == -EINVAL && e == NULL, "bad command without a bus: %d", r);
+        CHECK(strstr(ueb_last_error(c), "field 2") != NULL, "parser message '%s'", ueb_last_error(c));
+        CHECK(ueb_close(c) == NULL, "close");
+}
+
+int main(void) {
+        const char *address = getenv("UEBROKER_BUS_ADDRESS");
+        const char *old_pid_text = getenv("UEBROKERD_PID");
+        _cleanup_(event_def_freep) struct event_def *def = NULL;
+        struct ueb_client *c = NULL;
+        struct ueb_event *tick = NULL, *tick2 = NULL, *other = NULL, *late = NULL;
+        struct ueb_stats stats;
+        struct hammer hammer = {};
+        pthread_t hammer_thread;
+        sd_bus *bus;
+        char *text;
+        int rec, r, status;
+        pid_t new_broker;
+
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        /* A SIGPIPE would kill us: the library must never raise one. */
+        signal(SIGPIPE, SIG_DFL);
+        REQUIRE(address && old_pid_text, "run me through broker-harness.sh");
+        REQUIRE(event_def_parse(TICK, 0, &def, NULL) == 0, "parse TICK");
+
+        test_no_bus();
+
+        printf("# register\n");
+        bus = test_bus_open(address);
+        r = ueb_open(&c);
+        CHECK(r == 1, "ueb_open on the harness bus returned %d (%s)", r, c ? ueb_last_error(c) : "");
+        REQUIRE(c != NULL, "client");
+        r = ueb_register(c, TICK, &tick);
+        REQUIRE(r == 1, "register returned %d: %s", r, ueb_last_error(c));
+        CHECK(ueb_registered(tick), "registered");
+        CHECK(!ueb_enabled(tick), "disabled while nobody records");
+        CHECK(list_registrations(bus, "lt_tick") == 1, "ListEvents shows 1 registration");
+        CHECK(all_fds_cloexec(), "every descriptor is O_CLOEXEC");
+
+        printf("# errors\n");
+        r = ueb_register(c, "lt_bad u32 a; x y", &other);
+        CHECK(r == -EINVAL && other == NULL, "bad command: %d", r);
+        CHECK(strstr(ueb_last_error(c), "field 2") && strstr(ueb_last_error(c), "'x'"), "message '%s'",
+              ueb_last_error(c));
+        r = ueb_register(c, "lt_tick u64 count", &other);
+        CHECK(r == -EADDRINUSE && other == NULL, "other fields: %d", r);
+        CHECK(strstr(ueb_last_error(c), "exists with other fields") != NULL, "broker's message '%s'",
+              ueb_last_error(c));
+        CHECK(ueb_register(c, "", &other) == -EINVAL, "empty command");
+
+        printf("# enabled flips with a Record consumer; records arrive intact\n");
+        rec = record_open(bus, "lt_tick");
+        REQUIRE(rec >= 0, "Record(lt_tick)");
+        CHECK(ueb_enabled(tick), "enabled while recorded");
+        r = write_tick(tick, 7, "hello");
+        CHECK(r == 0, "write returned %d", r);
+        text = record_read(rec, def);
+        CHECK(text && strcmp(text, "lt_tick: count=7 msg=hello") == 0, "decoded '%s'", text ?: "(nothing)");
+        free(text);
+        /* A write the broker rejects (payload shorter than the fields) is
+         * dropped by it, not delivered. */
+        {
+                uint16_t shorty = 1;
+                struct iovec iov = { &shorty, 2 };
+
+                CHECK(ueb_write(tick, &iov, 1) == 0, "short payload handed over");
+                CHECK(ueb_write(tick, &iov, UEB_WRITE_IOV_MAX + 1) == -EINVAL, "too many iovecs refused");
+        }
+        CHECK(write_tick(tick, 8, "second") == 0, "second write");
+        text = record_read(rec, def);
+        CHECK(text && strcmp(text, "lt_tick: count=8 msg=second") == 0, "next record '%s' (short one dropped)",
+              text ?: "(nothing)");
+        free(text);
+        close(rec);
+        CHECK(WAIT_FOR(!ueb_enabled(tick), 3000), "disabled again when the consumer leaves");
+
+        printf("# shared handles and unregister\n");
+        r = ueb_register(c, TICK, &tick2);
+        CHECK(r == 1, "same definition again: %d", r);
+        CHECK(ueb_unregister(tick2) == 0, "unregister the second handle");
+        CHECK(list_registrations(bus, "lt_tick") == 1, "the first handle keeps the registration");
+        rec = record_open(bus, "lt_tick");
+        CHECK(rec >= 0 && ueb_enabled(tick), "first handle still enabled");
+        CHECK(write_tick(tick, 9, "still") == 0, "first handle still writes");
+        text = record_read(rec, def);
+        CHECK(text && strcmp(text, "lt_tick: count=9 msg=still") == 0, "record '%s'", text ?: "(nothing)");
+        free(text);
+        r = ueb_register(c, "lt_other u8 x", &other);
+        CHECK(r == 1, "second event: %d", r);
+        CHECK(ueb_unregister(other) == 0, "unregister it");
+        CHECK(list_registrations(bus, "lt_other") == 0, "the broker dropped that registration");
+
+        printf("# broker restart under a busy client\n");
+        hammer.event = tick;
+        REQUIRE(pthread_create(&hammer_thread, NULL, hammer_main, &hammer) == 0, "hammer thread");
+        sleep_ms(100);
+        REQUIRE(kill((pid_t) atoi(old_pid_text), SIGTERM) == 0, "SIGTERM the harness's broker");
+        CHECK(WAIT_FOR(!ueb_registered(tick), 10000), "the client noticed the broker leaving");
+        CHECK(!ueb_enabled(tick), "disabled while no broker runs");
+        close(rec);
+
+        r = ueb_register(c, "lt_late u16 y", &late);
+        CHECK(r == 0 && late, "register while no broker runs is pending: %d (%s)", r, ueb_last_error(c));
+        CHECK(late && !ueb_registered(late), "pending");
+
+        new_broker = broker_start(address);
+        CHECK(WAIT_FOR(ueb_registered(tick), 15000), "re-registered with the new broker");
+        CHECK(late && WAIT_FOR(ueb_registered(late), 15000), "the pending event got registered too");
+        CHECK(!ueb_enabled(tick), "fresh broker: nobody records");
+        CHECK(list_registrations(bus, "lt_tick") == 1, "the new broker knows lt_tick with 1 registration");
+
+        rec = record_open(bus, "lt_tick");
+        REQUIRE(rec >= 0, "Record on the new broker");
+        CHECK(WAIT_FOR(hammer.writes > 0, 1000) && ueb_enabled(tick), "enabled through the new status page");
+        hammer.stop = 1;
+        pthread_join(hammer_thread, NULL);
+        printf("hammer: %lu checks, %lu writes\n", hammer.checks, hammer.writes);
+        /* Skip what the hammer wrote, then ours must arrive. */
+        CHECK(write_tick(tick, 10, "after restart") == 0, "write after restart");
+        for (unsigned i = 0; i < 1000000; i++) {
+                text = record_read(rec, def);
+                if (!text || strstr(text, "count=4294967295") == NULL)
+                        break;
+                free(text);
+        }
+        CHECK(text && strcmp(text, "lt_tick: count=10 msg=after restart") == 0, "record '%s'",
+              text ?: "(nothing)");
+        free(text);
+        close(rec);
+
+        ueb_event_stats(tick, &stats);
+        CHECK(stats.registrations == 2, "two registrations of lt_tick: %llu", (unsigned long long) stats.registrations);
+        CHECK(stats.written >= 5, "written %llu", (unsigned long long) stats.written);
+        CHECK(all_fds_cloexec(), "still every descriptor O_CLOEXEC");
+
+        CHECK(ueb_close(c) == NULL, "close");
+        CHECK(WAIT_FOR(list_registrations(bus, "lt_tick") == 0, 3000), "the broker released the client's registrations");
+        sd_bus_flush_close_unref(bus);
+
+        kill(new_broker, SIGTERM);
+        REQUIRE(waitpid(new_broker, &status, 0) == new_broker, "wait for our broker");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "our broker exited cleanly (status 0x%x)", status);
+
+        printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
+        return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+}

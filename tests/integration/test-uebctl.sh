@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# uebctl against a real broker (run through broker-harness.sh): list and
+# list --json (parsed by python's json), status, emit + record decoded
+# lines (text and --json), emit's refusals, delete, and the bus options.
+set -u
+
+UEBCTL="${UEBCTL:?UEBCTL must name the uebctl binary}"
+dir="${UEBROKER_HARNESS_DIR:?run me through broker-harness.sh}"
+failures=0
+record_pid=""
+
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() { # check DESCRIPTION EXPECTED ACTUAL
+        if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
+}
+cleanup() { [ -n "$record_pid" ] && kill "$record_pid" 2>/dev/null; }
+trap cleanup EXIT
+
+EV='ctl_ev u32 a; char[8] b; __data_loc char[] s; s16 n'
+
+# Status and list on an empty broker.
+out="$("$UEBCTL" status)" || fail "status exits 0"
+check "status summary" "Active: 0" "$(echo "$out" | grep '^Active:')"
+echo "$out" | grep -q '^Max: 4096$' && ok "status max" || fail "status max: $out"
+"$UEBCTL" list --json | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "empty list --json" || fail "empty list --json"
+
+# emit with nobody listening creates the event and writes nothing.
+out="$("$UEBCTL" emit "$EV" a=1 b=hello s='with space' n=-2)"
+check "emit while disabled" "ctl_ev: not enabled, nothing written" "$out"
+"$UEBCTL" list --json >"$dir/list.json" || fail "list --json exits 0"
+python3 - "$dir/list.json" <<'PY' && ok "list --json describes ctl_ev" || fail "list --json content: $(cat "$dir/list.json")"
+import json, os, sys
+events = json.load(open(sys.argv[1]))
+assert len(events) == 1, events
+e = events[0]
+assert e["name"] == "ctl_ev", e
+assert e["fields"] == "u32 a; char[8] b; __data_loc char[] s; s16 n", e
+assert e["owner_uid"] == os.getuid(), e
+assert e["registrations"] == 0 and e["enabled"] is False, e
+PY
+"$UEBCTL" list | grep -q '^ctl_ev .* no  u32 a; char\[8\] b' && ok "list table" || fail "list table: $("$UEBCTL" list)"
+
+# Record: text lines.
+"$UEBCTL" record --count=2 ctl_ev >"$dir/rec.txt" 2>"$dir/rec.err" &
+record_pid=$!
+for i in $(seq 1 100); do
+        grep -q Recording "$dir/rec.err" 2>/dev/null && break
+        sleep 0.05
+done
+out="$("$UEBCTL" emit "$EV" a=1 b=hello s='with space' n=-2)"
+check "emit while recorded" "ctl_ev: written (" "${out%%[0-9]*}"
+"$UEBCTL" emit "$EV" a=4294967295 b=12345678 >/dev/null || fail "second emit"
+for i in $(seq 1 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.05; done
+wait "$record_pid"; rc=$?; record_pid=""
+check "record --count=2 exits 0" 0 "$rc"
+check "first record decoded" "ctl_ev: a=1 b=hello s=with space n=-2" "$(sed -n 1p "$dir/rec.txt")"
+check "second record decoded" "ctl_ev: a=4294967295 b=12345678 s= n=0" "$(sed -n 2p "$dir/rec.txt")"
+
+# Record: --json, one object per line; SIGTERM ends it cleanly.
+"$UEBCTL" record --json ctl_ev >"$dir/rec.json" 2>"$dir/rec.err" &
+record_pid=$!
+for i in $(seq 1 100); do
+        grep -q Recording "$dir/rec.err" 2>/dev/null && break
+        sleep 0.05
+done
+"$UEBCTL" emit "$EV" a=7 'b=q"\' s=$'tab\there' >/dev/null || fail "json emit"
+for i in $(seq 1 100); do [ -s "$dir/rec.json" ] && break; sleep 0.05; done
+kill -TERM "$record_pid"
+wait "$record_pid"; rc=$?; record_pid=""
+check "record exits 0 on SIGTERM" 0 "$rc"
+python3 - "$dir/rec.json" <<'PY' && ok "record --json parsed" || fail "record --json: $(cat "$dir/rec.json")"
+import json, os, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+r = json.loads(lines[0])
+assert r["name"] == "ctl_ev", r
+assert r["uid"] == os.getuid() and r["pid"] > 0 and r["timestamp_ns"] > 0, r
+assert r["timestamp"].endswith("Z"), r
+assert r["fields"] == {"a": 7, "b": 'q"\\', "s": "tab\there", "n": 0}, r["fields"]
+PY
+
+# After the recorder left, the event is disabled again.
+out="$("$UEBCTL" emit "$EV" a=1)"
+check "disabled after record ends" "ctl_ev: not enabled, nothing written" "$out"
+
+# Refusals: bad values and bad commands, with messages, nothing registered.
+out="$("$UEBCTL" emit "$EV" a=-1 2>&1)"; rc=$?
+check "negative u32 refused" "1 error: a: -1 is negative, u32 is unsigned" "$rc $out"
+out="$("$UEBCTL" emit "$EV" b=123456789 2>&1)"; rc=$?
+check "long char[8] refused" "1 error: b: 9 bytes do not fit in char[8]" "$rc $out"
+out="$("$UEBCTL" emit 'ctl_bad u32 a; x y' 2>&1)"; rc=$?
+check "bad command refused" "1" "$rc"
+echo "$out" | grep -q "field 2" && ok "parser message" || fail "parser message: $out"
+out="$("$UEBCTL" emit 'ctl_ev u64 a' 2>&1)"; rc=$?
+check "other fields refused" "1" "$rc"
+echo "$out" | grep -q "NameInUse\|exists with other fields" && ok "NameInUse message" || fail "NameInUse message: $out"
+
+# record of an unknown event fails with a message.
+out="$("$UEBCTL" record nosuch 2>&1)"; rc=$?
+check "record of an unknown event" "1" "$rc"
+echo "$out" | grep -q "no event is called nosuch" && ok "record's message" || fail "record's message: $out"
+
+# delete, then it is gone; deleting again fails with NoSuchEvent.
+"$UEBCTL" delete ctl_ev && ok "delete" || fail "delete"
+"$UEBCTL" list --json | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "gone after delete" || fail "gone after delete"
+out="$("$UEBCTL" delete ctl_ev 2>&1)"; rc=$?
+check "delete twice fails" "1" "$rc"
+echo "$out" | grep -q "org.uebroker1.Error.NoSuchEvent" && ok "NoSuchEvent" || fail "NoSuchEvent: $out"
+
+# Bus options: --bus-address overrides the environment.
+out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" --bus-address="$UEBROKER_BUS_ADDRESS" status)" &&
+        ok "--bus-address" || fail "--bus-address: $out"
+out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" status 2>&1)"; rc=$?
+check "unreachable bus fails" "1" "$rc"
+"$UEBCTL" --help | grep -q "record" && ok "--help lists record" || fail "--help"
+"$UEBCTL" nosuchcommand 2>/dev/null; check "unknown command" 2 "$?"
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
