@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Register round trips through the broker (validation, policy, provider)
+ * vs the cheapest round trip to the same daemon, org.freedesktop.DBus.Peer.Ping,
+ * on one connection, in one run. Calls/s.
+ *   bench-register [CALLS]   (default 20000; needs a broker: use the harness)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <systemd/sd-bus.h>
+
+#include "bench-util.h"
+
+static int call(sd_bus *bus, const char *interface, const char *member, const char *command) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        int r;
+
+        if (command)
+                r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", interface, member, &error, &reply, "s",
+                                       command);
+        else
+                r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", interface, member, &error, &reply,
+                                       NULL);
+        if (r < 0)
+                fprintf(stderr, "%s: %s\n", member, error.message ?: error.name ?: "failed");
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        unsigned long long n = bench_count(argc, argv, 20000ull);
+        const char *address = getenv("UEBROKER_BUS_ADDRESS");
+        sd_bus *bus = NULL;
+        uint64_t t0, t1, t2;
+
+        if (!address || sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, address) < 0 ||
+            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0) {
+                fprintf(stderr, "set UEBROKER_BUS_ADDRESS (run through tests/integration/broker-harness.sh)\n");
+                return 1;
+        }
+        /* Warm up; the first Register creates the session and the event,
+         * the rest return the same registration (what a re-registering
+         * client costs). */
+        if (call(bus, "org.uebroker1.Broker", "Register", "bench_register u32 a; __data_loc char[] s") < 0 ||
+            call(bus, "org.freedesktop.DBus.Peer", "Ping", NULL) < 0)
+                return 1;
+
+        t0 = bench_now_ns();
+        for (unsigned long long i = 0; i < n; i++)
+                if (call(bus, "org.uebroker1.Broker", "Register", "bench_register u32 a; __data_loc char[] s") < 0)
+                        return 1;
+        t1 = bench_now_ns();
+        for (unsigned long long i = 0; i < n; i++)
+                if (call(bus, "org.freedesktop.DBus.Peer", "Ping", NULL) < 0)
+                        return 1;
+        t2 = bench_now_ns();
+
+        printf("%llu calls each\n", n);
+        bench_report("Register", (double) n * 1e9 / (double) (t1 - t0), "Peer.Ping", (double) n * 1e9 / (double) (t2 - t1),
+                     "calls/s");
+        bench_report("Register", (double) (t1 - t0) / (double) n / 1000.0, "Peer.Ping",
+                     (double) (t2 - t1) / (double) n / 1000.0, "us/call");
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
