@@ -105,15 +105,16 @@ char *event_def_format_text(const struct event_def *ev, uint32_t id) {
         for (size_t i = 0; i < ev->n_fields; i++) {
                 const struct event_field *f = &ev->fields[i];
 
-                if (f->kind == EVENT_FIELD_ARRAY) {
-                        /* The kernel moves the brackets behind the name:
-                         * "char[20] msg" shows as "char msg[20]". */
-                        const char *bracket = strchr(f->type, '[');
+                /* f_show() moves a bracket suffix behind the name ("char[20] msg"
+                 * shows as "char msg[20]", "__rel_loc char[] s" as "__rel_loc char
+                 * s[]"), except for __data_loc types. */
+                const char *bracket = f->kind == EVENT_FIELD_DATA_LOC ? NULL : strchr(f->type, '[');
 
+                if (bracket)
                         strbuf_printf(&sb, "\tfield:%.*s %s%s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
                                       (int) (bracket - f->type), f->type, f->name, bracket, f->offset, f->size,
                                       f->is_signed);
-                } else
+                else
                         append_format_line(&sb, f->type, f->name, f->offset, f->size, f->is_signed);
         }
 
