@@ -12,7 +12,6 @@
 char *uebctl_join_args(int argc, char *argv[], int first) {
         struct strbuf sb = STRBUF_INIT;
 
-        strbuf_append(&sb, "");
         for (int i = first; i < argc; i++) {
                 if (i > first)
                         strbuf_append_c(&sb, ' ');

@@ -23,7 +23,6 @@ static void append_fields(struct strbuf *sb, const struct event_def *ev) {
 char *event_def_fields_text(const struct event_def *ev) {
         struct strbuf sb = STRBUF_INIT;
 
-        strbuf_append(&sb, "");
         append_fields(&sb, ev);
         return strbuf_steal(&sb);
 }

@@ -6,7 +6,6 @@ char *status_text(const struct status_entry *entries, size_t n, uint32_t max) {
         struct strbuf sb = STRBUF_INIT;
         size_t busy = 0;
 
-        strbuf_append(&sb, "");
         for (size_t i = 0; i < n; i++) {
                 uint8_t s = entries[i].status;
 

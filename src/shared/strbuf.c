@@ -75,8 +75,10 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...) {
 char *strbuf_steal(struct strbuf *sb) {
         char *s = NULL;
 
-        if (!sb->oom && strbuf_reserve(sb, 0))
+        if (!sb->oom && strbuf_reserve(sb, 0)) {
                 s = sb->buf;
+                s[sb->len] = '\0'; /* a builder nothing was appended to */
+        }
         else
                 free(sb->buf);
         *sb = (struct strbuf) STRBUF_INIT;
