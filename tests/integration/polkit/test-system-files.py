@@ -242,7 +242,9 @@ class BusPolicy(unittest.TestCase):
         cls.broker = None
         if not cls.address:
             stop(cls.bus)
-            raise RuntimeError('dbus-daemon did not start: ' + read(os.path.join(cls.tmp, 'bus.log')))
+            log = read(os.path.join(cls.tmp, 'bus.log'))
+            shutil.rmtree(cls.tmp, ignore_errors=True)   # tearDownClass does not run
+            raise RuntimeError('dbus-daemon did not start: ' + log)
 
     @classmethod
     def tearDownClass(cls):
