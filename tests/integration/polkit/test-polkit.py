@@ -188,8 +188,15 @@ class SystemBusTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.bus = Bus('system')
-        cls.mock = Mock(cls.bus)
-        cls.service = Service(cls.bus, cls.bus.address, as_system=True)
+        try:
+            cls.mock = Mock(cls.bus)
+            cls.service = Service(cls.bus, cls.bus.address, as_system=True)
+        except Exception:
+            # tearDownClass does not run after a failed setUpClass.
+            if getattr(cls, 'mock', None):
+                stop(cls.mock.proc)
+            cls.bus.close()
+            raise
 
     @classmethod
     def tearDownClass(cls):
@@ -327,9 +334,18 @@ class OtherBusTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.system = Bus('system2')
-        cls.mock = Mock(cls.system)
-        cls.bus = Bus('session2', kind='session')
-        cls.service = Service(cls.bus, cls.system.address, as_system=False)
+        cls.mock = cls.bus = None
+        try:
+            cls.mock = Mock(cls.system)
+            cls.bus = Bus('session2', kind='session')
+            cls.service = Service(cls.bus, cls.system.address, as_system=False)
+        except Exception:
+            for bus in (cls.bus, cls.system):
+                if bus:
+                    bus.close()
+            if cls.mock:
+                stop(cls.mock.proc)
+            raise
 
     @classmethod
     def tearDownClass(cls):
