@@ -18,6 +18,7 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "bus-util.h"
 #include "bench-util.h"
 #include "uebroker.h"
 
@@ -85,8 +86,7 @@ int main(int argc, char *argv[]) {
                         c ? ueb_last_error(c) : "");
                 return 1;
         }
-        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, getenv("UEBROKER_BUS_ADDRESS") ?: "") < 0 ||
-            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0) {
+        if (bus_open_address(getenv("UEBROKER_BUS_ADDRESS"), &bus) < 0) {
                 fprintf(stderr, "cannot connect the consumer (UEBROKER_BUS_ADDRESS must be set)\n");
                 return 1;
         }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-util.h"
 #include "bench-util.h"
 
 static int call(sd_bus *bus, const char *interface, const char *member, const char *command) {
@@ -35,8 +36,7 @@ int main(int argc, char *argv[]) {
         sd_bus *bus = NULL;
         uint64_t t0, t1, t2;
 
-        if (!address || sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, address) < 0 ||
-            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0) {
+        if (!address || bus_open_address(address, &bus) < 0) {
                 fprintf(stderr, "set UEBROKER_BUS_ADDRESS (run through tests/integration/broker-harness.sh)\n");
                 return 1;
         }

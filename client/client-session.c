@@ -15,6 +15,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "bus-util.h"
 #include "client-internal.h"
 #include "fd-util.h"
 #include "status-text.h"
@@ -59,31 +60,13 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 /* Connection */
 
 static int bus_open(struct ueb_client *c, sd_bus **ret) {
-        sd_bus *bus = NULL;
-        int r;
-
         switch (c->bus_kind) {
         case UEB_BUS_SYSTEM:
                 return sd_bus_open_system_with_description(ret, "uebroker");
         case UEB_BUS_SESSION:
                 return sd_bus_open_user_with_description(ret, "uebroker");
         case UEB_BUS_ADDRESS:
-                r = sd_bus_new(&bus);
-                if (r < 0)
-                        return r;
-                r = sd_bus_set_address(bus, c->address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, 1);
-                if (r >= 0)
-                        r = sd_bus_negotiate_fds(bus, 1);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
-                if (r < 0) {
-                        sd_bus_unref(bus);
-                        return r;
-                }
-                *ret = bus;
-                return 0;
+                return bus_open_address(c->address, ret);
         default:
                 return -EINVAL;
         }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* uebctl's bus access: which bus, calls, and ListEvents. */
+#include "bus-util.h"
 #include "uebctl.h"
 
 #include <errno.h>
@@ -25,15 +26,7 @@ int uebctl_bus_open(sd_bus **ret) {
                 r = sd_bus_open_user(&bus);
                 break;
         case UEB_BUS_ADDRESS:
-                r = sd_bus_new(&bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(bus, address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, 1);
-                if (r >= 0)
-                        r = sd_bus_negotiate_fds(bus, 1);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
+                r = bus_open_address(address, &bus);
                 break;
         default:
                 r = sd_bus_open_system(&bus);

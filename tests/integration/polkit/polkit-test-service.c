@@ -22,6 +22,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "bus-util.h"
 #include "cleanup.h"
 #include "log.h"
 #include "polkit.h"
@@ -105,14 +106,7 @@ static int open_bus(const char *address, sd_bus **ret) {
 
         if (!address)
                 return sd_bus_open_system(ret);
-        r = sd_bus_new(&bus);
-        if (r < 0)
-                return r;
-        r = sd_bus_set_address(bus, address);
-        if (r >= 0)
-                r = sd_bus_set_bus_client(bus, true);
-        if (r >= 0)
-                r = sd_bus_start(bus);
+        r = bus_open_address(address, &bus);
         if (r < 0)
                 return r;
         *ret = bus;
