@@ -12,17 +12,21 @@
  * Recording: Record() hands out one end of another SEQPACKET pair and we
  * send each valid record of the chosen events to it (record-stream.h),
  * never blocking: what does not fit is counted as lost.
+ * When a session ends, what its client wrote last and is still queued is
+ * read before the socket is closed.
  */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "fd-util.h"
 #include "log.h"
@@ -433,20 +437,39 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
         }
 }
 
+/* Receives one message and handles it. Returns its length; 0 for an empty
+ * read (an empty message, or end of file once the socket is shut down),
+ * which the caller interprets; -EAGAIN when nothing is queued; another
+ * negative errno on failure. */
+static ssize_t session_receive(struct provider_session *s) {
+        struct provider *p = s->provider;
+        struct iovec iov = { p->buffer, EMBEDDED_MESSAGE_MAX };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+
+        n = recvmsg(s->daemon_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0)
+                return errno == EINTR ? -EAGAIN : -errno;
+        if (n == 0)
+                return 0;
+        if (mh.msg_flags & MSG_TRUNC)
+                session_drop(s, "longer than the record limit", 0);
+        else
+                session_handle_message(s, p->buffer, (size_t) n);
+        return n;
+}
+
 static int session_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct provider_session *s = userdata;
         struct provider *p = s->provider;
 
         for (unsigned i = 0; i < EMBEDDED_READ_BATCH; i++) {
-                struct iovec iov = { p->buffer, EMBEDDED_MESSAGE_MAX };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-                ssize_t n;
+                ssize_t n = session_receive(s);
 
-                n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n == -EAGAIN)
+                        break;
                 if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                break;
-                        log_debug_errno(errno, "Reading the data socket of %s failed, closing it: %m", s->bus_name);
+                        log_debug_errno((int) n, "Reading the data socket of %s failed, closing it: %m", s->bus_name);
                         (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
                         return 0;
                 }
@@ -459,13 +482,44 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
                         (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
                         return 0;
                 }
-                if (mh.msg_flags & MSG_TRUNC) {
-                        session_drop(s, "longer than the record limit", 0);
-                        continue;
-                }
-                session_handle_message(s, p->buffer, (size_t) n);
+                if (n == 0)
+                        session_handle_message(s, p->buffer, 0);        /* an empty message: dropped */
         }
         return 0;
+}
+
+/* The session ends (its client left the bus, or the broker stops) while
+ * what the client wrote last may still be queued on our end. Shutting our
+ * end down for reading makes further writes fail (EPIPE), so the queue can
+ * only shrink: read until it is empty, then the records reached the
+ * recorders like any other. */
+static void session_drain(struct provider_session *s) {
+        uint64_t before = s->received;
+
+        if (s->daemon_fd < 0)
+                return;
+        if (shutdown(s->daemon_fd, SHUT_RD) < 0) {
+                log_debug_errno(errno, "Cannot shut down the data socket of %s, not reading what is queued: %m",
+                                s->bus_name);
+                return;
+        }
+        for (;;) {
+                int queued = 0;
+                ssize_t n;
+
+                /* Bytes still queued; empty messages add none, and only
+                 * empty messages (invalid records) can hide behind 0. */
+                if (ioctl(s->daemon_fd, SIOCINQ, &queued) < 0 || queued <= 0)
+                        break;
+                n = session_receive(s);
+                if (n < 0)
+                        break;
+                if (n == 0)
+                        session_handle_message(s, s->provider->buffer, 0);
+        }
+        if (s->received > before)
+                log_debug("Read %llu messages still queued from %s before closing its data socket.",
+                          (unsigned long long) (s->received - before), s->bus_name);
 }
 
 /* Sessions */
@@ -473,7 +527,8 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
 static void embedded_session_free(struct provider *p, struct provider_session *s) {
         if (!s)
                 return;
-        sd_event_source_disable_unref(s->io);
+        s->io = sd_event_source_disable_unref(s->io);
+        session_drain(s);
         safe_close(s->daemon_fd);
         safe_close(s->client_fd);
         free(s->slots);

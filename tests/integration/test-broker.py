@@ -290,6 +290,51 @@ class Contract(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.status_byte(status_fd, si) == 0), 'status bit 7 did not clear')
         self.assertFalse(events_by_name(self.broker)['rec_ev'][3])
 
+    def test_records_written_just_before_disconnect_arrive(self):
+        # A client writes its last records and leaves the bus at once: the
+        # broker must read what is still queued on the data file before it
+        # closes it. The broker is held stopped meanwhile so that the records
+        # are all still queued when it learns that the client left (as on a
+        # busy broker). As many records as the socket's queue holds.
+        count = 10000
+        broker_pid = int(os.environ['UEBROKERD_PID'])
+        conn2, broker2 = connect()
+        try:
+            data_fd, status_fd, _, wi = broker2.Register('last_words_ev u32 seq')
+            data_fd, status_fd = take(data_fd), take(status_fd)
+            os.close(status_fd)
+            sock = socket.socket(fileno=take(self.broker.Record(['last_words_ev'])))
+            try:
+                unique_name = conn2.get_unique_name()
+                os.kill(broker_pid, signal.SIGSTOP)
+                try:
+                    for seq in range(count):
+                        try:
+                            os.write(data_fd, struct.pack('=II', int(wi), seq))
+                        except BlockingIOError:
+                            count = seq     # the queue is full: that is plenty
+                            break
+                    conn2.close()
+                    # The bus has seen the disconnect (and queued the
+                    # broker's NameOwnerChanged) before the broker resumes.
+                    self.assertTrue(wait_for(lambda: not self.conn.name_has_owner(unique_name)))
+                finally:
+                    os.kill(broker_pid, signal.SIGCONT)
+                records = self.read_records(sock, count)
+                self.assertEqual([struct.unpack('=I', r[6])[0] for r in records], list(range(count)))
+                self.assertEqual({(r[0], r[1], r[5]) for r in records}, {('last_words_ev', 0, 0)})
+                self.assertEqual(self.read_records(sock, 1, timeout=0.5), [])
+                # Once the session is gone the data file refuses writes
+                # instead of swallowing them.
+                self.assertTrue(wait_for(lambda: events_by_name(self.broker)['last_words_ev'][2] == 0))
+                with self.assertRaises(BrokenPipeError):
+                    os.write(data_fd, struct.pack('=II', int(wi), count))
+            finally:
+                sock.close()
+                os.close(data_fd)
+        finally:
+            conn2.close()
+
     def test_record_errors(self):
         self.register('recerr_ev u32 a')
         with self.assertRaises(dbus.DBusException) as cm:
