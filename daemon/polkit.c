@@ -40,6 +40,7 @@ struct polkit_query {
         char *action;
 
         sd_bus_slot *call_slot;         /* the CheckAuthorization in flight */
+        sd_bus_slot *owner_slot;        /* GetNameOwner: was the sender gone before we watched? */
         sd_event_source *drop_source;   /* drops an answer the re-run did not take */
 
         bool answered;
@@ -54,7 +55,13 @@ struct polkit_registry {
         sd_bus *system_bus;             /* opened on first need, off the system bus only */
         struct polkit_query *queries;
         size_t n_queries;
+        /* NameOwnerChanged for names that went away, on @bus, installed
+         * while checks are pending: a caller that disconnects has its
+         * checks dropped at once, session or not. */
+        sd_bus_slot *gone_match;
 };
+
+static void forget_sender(struct polkit_registry *reg, const char *sender);
 
 static const struct {
         const char *action;
@@ -99,8 +106,11 @@ static struct polkit_query *polkit_query_free(struct polkit_query *q) {
         if (q->next)
                 q->next->prev = q->prev;
         reg->n_queries--;
+        if (reg->n_queries == 0)
+                reg->gone_match = sd_bus_slot_unref(reg->gone_match);
 
         sd_bus_slot_unref(q->call_slot);        /* cancels the reply callback */
+        sd_bus_slot_unref(q->owner_slot);
         sd_event_source_disable_unref(q->drop_source);
         sd_bus_message_unref(q->request);
         sd_bus_error_free(&q->error);
@@ -287,6 +297,67 @@ static int append_subject(struct polkit_registry *reg, sd_bus_message *call, con
                                      "t", start_time, "uid", "i", (int32_t) uid);
 }
 
+static int on_name_gone(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct polkit_registry *reg = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+                return 0;
+        /* Unique names are never reused: once gone, that caller is gone. */
+        if (name[0] == ':' && new_owner[0] == '\0')
+                forget_sender(reg, name);
+        return 0;
+}
+
+static int on_name_gone_installed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        /* Without the match, checks of departed callers last until polkit
+         * answers them; that is all. The default would close the bus. */
+        if (sd_bus_message_is_method_error(m, NULL))
+                log_warning_errno(sd_bus_message_get_errno(m),
+                                  "Cannot watch for callers leaving the bus; their pending polkit checks stay until polkit answers: %m");
+        return 0;
+}
+
+static int on_owner_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct polkit_query *q = userdata;
+        char *sender;
+
+        q->owner_slot = sd_bus_slot_unref(q->owner_slot);
+        if (!sd_bus_message_is_method_error(reply, "org.freedesktop.DBus.Error.NameHasNoOwner"))
+                return 0;
+        /* It left before the match was in place. Copy the name: forgetting
+         * frees @q. */
+        sender = strdup(q->sender);
+        if (!sender)
+                return 0;
+        forget_sender(q->registry, sender);
+        free(sender);
+        return 0;
+}
+
+/* Makes sure @q is dropped when its sender leaves the bus: the match on
+ * names going away (installed on the first pending check), then a
+ * GetNameOwner, which the bus answers after installing the match, for a
+ * caller that left before. Not possible (and not needed) on a direct
+ * connection without a bus daemon. */
+static int watch_sender(struct polkit_query *q) {
+        struct polkit_registry *reg = q->registry;
+        int r;
+
+        if (q->sender[0] != ':' || sd_bus_is_bus_client(reg->bus) <= 0)
+                return 0;
+        if (!reg->gone_match) {
+                r = sd_bus_add_match_async(reg->bus, &reg->gone_match,
+                                           "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                           "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''",
+                                           on_name_gone, on_name_gone_installed, reg);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_call_method_async(reg->bus, &q->owner_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "GetNameOwner", on_owner_reply, q, "s", q->sender);
+}
+
 /* Sends CheckAuthorization for @q; negative errno with @error set when the
  * check cannot even be asked (which is a denial). */
 static int start_query(struct polkit_query *q, uid_t uid, pid_t pid, bool interactive, sd_bus_error *error) {
@@ -458,10 +529,14 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                 polkit_query_free(q);
                 return r;
         }
+        r = watch_sender(q);
+        if (r < 0)
+                /* Not fatal: the check then lasts until polkit answers. */
+                log_debug_errno(r, "Cannot watch %s for leaving the bus: %m", q->sender);
         return 0;
 }
 
-void polkit_forget_sender(struct polkit_registry *reg, const char *sender) {
+static void forget_sender(struct polkit_registry *reg, const char *sender) {
         struct polkit_query *q, *next;
 
         if (!reg || !sender)

@@ -23,8 +23,9 @@
  *
  * A call waiting for polkit holds a reference to its message; the answer is
  * dropped when the re-run takes it, when the event loop next goes idle
- * without the re-run asking for it, when the sender goes away
- * (polkit_forget_sender) or with the registry.
+ * without the re-run asking for it, as soon as the sender leaves the bus
+ * (the registry watches NameOwnerChanged while checks are pending; no help
+ * from the caller's owner needed) or with the registry.
  */
 
 #include <stdbool.h>
@@ -54,6 +55,3 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
 
 /* Checks in flight or answered and not yet taken by the re-run. */
 size_t polkit_registry_n_queries(const struct polkit_registry *reg);
-
-/* Drops what is pending for a connection that went away. */
-void polkit_forget_sender(struct polkit_registry *reg, const char *sender);

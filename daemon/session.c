@@ -6,7 +6,6 @@
 
 #include "broker.h"
 #include "log.h"
-#include "polkit.h"
 #include "session.h"
 
 /* Write indexes are dense (0, 1, 2, ...); one beyond this means a broken
@@ -110,8 +109,6 @@ struct session *session_free(struct session *s) {
 
         tdelete(s, &b->sessions, compare_by_bus_name);
         b->n_sessions--;
-        if (b->polkit)
-                polkit_forget_sender(b->polkit, s->bus_name);
 
         sd_bus_track_unref(s->track);
         free(s->registrations);

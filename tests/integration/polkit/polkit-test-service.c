@@ -89,17 +89,6 @@ static const sd_bus_vtable service_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
-static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct service *svc = userdata;
-        const char *name, *old_owner, *new_owner;
-
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
-                return 0;
-        if (name[0] == ':' && new_owner[0] == '\0')
-                polkit_forget_sender(svc->polkit, name);
-        return 0;
-}
-
 static int open_bus(const char *address, sd_bus **ret) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
@@ -165,9 +154,6 @@ int main(int argc, char *argv[]) {
                 return log_error_errno(r, "Cannot set up polkit checks: %m"), EXIT_FAILURE;
 
         r = sd_bus_add_object_vtable(bus, NULL, SERVICE_OBJECT, SERVICE_NAME, service_vtable, &svc);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                        "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, &svc);
         if (r >= 0)
                 r = sd_bus_request_name(bus, SERVICE_NAME, 0);
         if (r < 0) {

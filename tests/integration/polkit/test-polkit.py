@@ -312,6 +312,26 @@ class SystemBusTests(unittest.TestCase):
         self.mock.control.ReleaseHangingCalls()
         self.assertEqual(self.service.queries(), 0)
 
+    def test_pending_check_dropped_when_caller_disconnects(self):
+        # One check waits for polkit (which hangs); the caller dies. The
+        # service drops the check at once, without waiting for polkit and
+        # without anything of its own (no session) telling it.
+        self.mock.control.SimulateHang(True)
+        caller = subprocess.Popen(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', sys.executable,
+                                   os.path.join(TMP, 'polkit-caller.py'), self.bus.address, 'check',
+                                   'org.uebroker1.register', '0'], stdout=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: bool(self.mock.control.HaveHangingCalls()), 'the check to reach polkit')
+            self.assertEqual(self.service.queries(), 1)
+        finally:
+            caller.kill()
+            caller.wait(timeout=30)
+            caller.stdout.close()
+        wait_for(lambda: self.service.queries() == 0, 'the departed caller\'s check to be dropped')
+        self.assertTrue(self.mock.control.HaveHangingCalls(), 'polkit answered: the test proved nothing')
+        self.mock.control.ReleaseHangingCalls()
+        self.assertEqual(self.service.queries(), 0)
+
     def test_unclaimed_answer_is_dropped(self):
         self.mock.control.SetAllowed(['org.uebroker1.delete'])
         caller = self.start_holding_caller('abandon', 'org.uebroker1.delete')
@@ -383,6 +403,27 @@ class OtherBusTests(unittest.TestCase):
         self.assertEqual(out.get('error'), ACCESS_DENIED, out)
         self.assertEqual(out['message'], 'Not authorized to delete events (polkit action org.uebroker1.delete); '
                          'an administrator can grant it with a polkit rule')
+
+    def test_pending_check_dropped_when_caller_disconnects(self):
+        # polkit is asked over another connection here; the caller leaving
+        # the service's bus still drops its check at once.
+        self.mock.control.SimulateHang(True)
+        caller = subprocess.Popen(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', sys.executable,
+                                   os.path.join(TMP, 'polkit-caller.py'), self.bus.address, 'check',
+                                   'org.uebroker1.record', '0'], stdout=subprocess.PIPE, text=True)
+        try:
+            try:
+                wait_for(lambda: bool(self.mock.control.HaveHangingCalls()), 'the check to reach polkit')
+                self.assertEqual(self.service.queries(), 1)
+            finally:
+                caller.kill()
+                caller.wait(timeout=30)
+                caller.stdout.close()
+            wait_for(lambda: self.service.queries() == 0, 'the departed caller\'s check to be dropped')
+            self.assertTrue(self.mock.control.HaveHangingCalls(), 'polkit answered: the test proved nothing')
+        finally:
+            self.mock.control.SimulateHang(False)
+            self.mock.control.ReleaseHangingCalls()
 
     def test_no_system_bus_is_denied(self):
         bus = Bus('session3', kind='session')
