@@ -77,7 +77,9 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
 
         sender = sd_bus_message_get_sender(m);
         if (!sender)
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "caller has no bus name");
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "the call carries no sender name: call the broker through the message bus, "
+                                        "not over a direct connection");
         s = session_find(b, sender);
         if (s) {
                 uid = s->uid;
@@ -85,7 +87,9 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
         } else {
                 r = query_caller(m, &uid, &pid);
                 if (r < 0)
-                        return sd_bus_error_set_errnof(error, r, "cannot read the caller's credentials: %m");
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                                 "the caller cannot be identified: the bus gave no uid and pid for it (%s)",
+                                                 strerror(-r));
         }
 
         ev = event_registry_find(&b->registry, def->name);
@@ -93,8 +97,8 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 _cleanup_free_ char *existing = event_def_canonical(ev->def);
 
                 return sd_bus_error_setf(error, BROKER_ERROR_NAME_IN_USE,
-                                         "event %s exists with other fields: %s", def->name,
-                                         existing ?: "(out of memory)");
+                                         "event %s exists with other fields: %s; register it with exactly those "
+                                         "fields or choose another name", def->name, existing ?: "(out of memory)");
         }
 
         /* Authorize. */
@@ -120,9 +124,6 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "the broker already holds %u events (Events= in %s)",
                                          broker_max_events(b), config_name(b));
-        if (b->limits.events_per_client == 0)
-                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "registrations are disabled (EventsPerClient=0 in %s)", config_name(b));
 
         if (!s) {
                 r = session_new(b, sender, uid, pid, &s);
@@ -132,18 +133,26 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
         }
         if (!ev) {
                 r = event_registry_add(&b->registry, def, uid, &ev);
-                if (r < 0) {
+                if (r == -ENOSPC)
+                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                          "cannot create event %s: every status index is in use; Delete unused events",
+                                          def->name);
+                else if (r < 0)
                         sd_bus_error_set_errnof(error, r, "cannot create event %s: %m", def->name);
+                if (r < 0)
                         goto fail;
-                }
                 def = NULL;     /* owned by the registry now */
                 created_event = true;
         }
         r = session_register(s, ev, &write_index);
-        if (r < 0) {
+        if (r == -ENOSPC)
+                sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                  "cannot register event %s: this connection's data file has no free write index; "
+                                  "Unregister events it no longer writes", ev->def->name);
+        else if (r < 0)
                 sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
+        if (r < 0)
                 goto fail;
-        }
         if (created_event) {
                 log_info("Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
                          (unsigned) uid, (int) pid, ev->status_index);
@@ -179,7 +188,8 @@ static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *er
         r = s ? session_unregister(s, write_index) : -ENOENT;
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                         "write index %u is not registered on this connection", write_index);
+                                         "write index %u is not registered on this connection; pass a write_index "
+                                         "that Register returned on this same connection", write_index);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "cannot unregister write index %u: %m", write_index);
 
@@ -202,8 +212,9 @@ static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         if (!event_name_plausible(name))
-                return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT, "no event has a name of %zu bytes",
-                                         strlen(name));
+                return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                         "no event has a name of %zu bytes (names are 1 to %u bytes)", strlen(name),
+                                         (unsigned) EVENT_NAME_MAX);
 
         r = polkit_check(b->polkit, m, "org.uebroker1.delete", interactive, error);
         if (r < 0)
@@ -213,12 +224,15 @@ static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
         ev = event_registry_find(&b->registry, name);
         if (!ev)
-                return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT, "no event is called %s", name);
+                return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                         "no event is called %s (ListEvents shows the events that exist)", name);
         if (ev->n_registrations > 0)
-                return sd_bus_error_setf(error, BROKER_ERROR_BUSY, "event %s still has %u registrations", name,
-                                         ev->n_registrations);
+                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                         "event %s still has %u registrations; delete it once the programs holding "
+                                         "them unregister or disconnect", name, ev->n_registrations);
         if (broker_event_status(&b->registry, ev) != 0)
-                return sd_bus_error_setf(error, BROKER_ERROR_BUSY, "event %s is being listened to", name);
+                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                         "event %s is being listened to; stop recording or tracing it first", name);
 
         log_info("Event %s (status index %u) deleted.", name, ev->status_index);
         event_registry_remove(&b->registry, ev);
@@ -301,12 +315,14 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
         while ((r = sd_bus_message_read(m, "s", &name)) > 0) {
                 if (n >= STATUS_INDEX_MAX) {
                         r = sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                              "more than %u event names", STATUS_INDEX_MAX);
+                                              "more than %u event names; ask for at most %u", STATUS_INDEX_MAX,
+                                              STATUS_INDEX_MAX);
                         goto finish;
                 }
                 if (!event_name_plausible(name)) {
                         r = sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                              "no event has a name of %zu bytes", strlen(name));
+                                              "no event has a name of %zu bytes (names are 1 to %u bytes)",
+                                              strlen(name), (unsigned) EVENT_NAME_MAX);
                         goto finish;
                 }
                 if (n == allocated) {
@@ -328,7 +344,8 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
         if (r < 0)
                 goto finish;
         if (n == 0) {
-                r = sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "no event names given");
+                r = sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                     "no event names given; name at least one event to record");
                 goto finish;
         }
 
@@ -349,7 +366,9 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 struct broker_event *ev = event_registry_find(&b->registry, names[i]);
 
                 if (!ev) {
-                        r = sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT, "no event is called %s", names[i]);
+                        r = sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                              "no event is called %s (ListEvents shows the events that exist)",
+                                              names[i]);
                         goto finish;
                 }
                 events[i] = ev->provider_event;
@@ -360,7 +379,8 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 r = sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
                                       "the %s provider does not record; use ftrace or perf", b->provider_ops->name);
         else if (fd == -EUSERS)
-                r = sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED, "too many record streams are open");
+                r = sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                     "too many record streams are open; close one and try again");
         else if (fd < 0)
                 r = sd_bus_error_set_errnof(error, fd, "cannot open a record stream: %m");
         else
