@@ -68,6 +68,10 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
         void *node;
         int r;
 
+        /* One event per name: the caller decides what an existing name
+         * means (the same definition is reused, another one is refused). */
+        if (event_registry_find(reg, def->name))
+                return -EEXIST;
         index = allocate_index(reg);
         if (index == 0)
                 return -ENOSPC;

@@ -41,7 +41,8 @@ void event_registry_done(struct event_registry *reg);
 struct broker_event *event_registry_find(struct event_registry *reg, const char *name);
 
 /* Creates an event from @def (taking ownership on success) for @owner.
- * -ENOSPC when every status index is taken. */
+ * -EEXIST when an event of that name exists, -ENOSPC when every status
+ * index is taken. */
 int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret);
 
 /* Removes @ev: its registrations must be 0; the caller has checked that

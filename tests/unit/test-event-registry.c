@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* daemon/event-registry.c (status indexes, names, owners, removal) and the
+ * write indexes of daemon/session.c, on the real embedded provider. No bus:
+ * sessions are built by hand around a provider session, since
+ * session_new() needs a bus connection to track. */
+#include "check-tap.h"
+#include "cleanup.h"
+
+#include <errno.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <systemd/sd-event.h>
+
+#include "broker.h"
+#include "event-registry.h"
+#include "session.h"
+#include "status-text.h"
+
+static sd_event *event;
+static struct provider *provider;
+static struct event_registry reg;
+
+static void setup(void) {
+        ck_assert_int_eq(sd_event_new(&event), 0);
+        ck_assert_int_eq(embedded_provider_ops.new(event, &provider), 0);
+        event_registry_init(&reg, &embedded_provider_ops, provider);
+}
+
+static void teardown(void) {
+        event_registry_done(&reg);
+        ck_assert_uint_eq(reg.n_events, 0);
+        provider = embedded_provider_ops.free(provider);
+        event = sd_event_unref(event);
+}
+
+static struct event_def *parse(const char *command) {
+        struct event_def *def = NULL;
+
+        ck_assert_int_eq(event_def_parse(command, 0, &def, NULL), 0);
+        return def;
+}
+
+/* Adds @command for @owner and asserts success; returns the event. */
+static struct broker_event *add(const char *command, uid_t owner) {
+        struct event_def *def = parse(command);
+        struct broker_event *ev = NULL;
+
+        ck_assert_int_eq(event_registry_add(&reg, def, owner, &ev), 0);
+        ck_assert_ptr_nonnull(ev);
+        ck_assert_ptr_eq(ev->def, def);
+        return ev;
+}
+
+/* Adds "ev_N u32 a". */
+static struct broker_event *add_numbered(unsigned n) {
+        char command[64];
+
+        snprintf(command, sizeof(command), "ev_%u u32 a", n);
+        return add(command, 1000);
+}
+
+START_TEST(test_indexes_start_at_one_and_are_dense) {
+        for (unsigned i = 1; i <= 10; i++) {
+                struct broker_event *ev = add_numbered(i);
+
+                ck_assert_uint_eq(ev->status_index, i);
+                ck_assert_ptr_eq(reg.by_index[i], ev);
+                ck_assert_uint_eq(ev->n_registrations, 0);
+        }
+        ck_assert_uint_eq(reg.n_events, 10);
+        ck_assert_ptr_null(reg.by_index[0]);
+}
+END_TEST
+
+START_TEST(test_exhaustion_and_reuse_after_delete) {
+        struct event_def *def;
+        struct broker_event *ev = NULL;
+
+        for (unsigned i = 1; i <= STATUS_INDEX_MAX; i++)
+                ck_assert_uint_eq(add_numbered(i)->status_index, i);
+        ck_assert_uint_eq(reg.n_events, STATUS_INDEX_MAX);
+        ck_assert_ptr_null(reg.by_index[0]);
+
+        /* Full: index 0 is never the answer. */
+        def = parse("one_too_many u32 a");
+        ck_assert_int_eq(event_registry_add(&reg, def, 1000, &ev), -ENOSPC);
+        ck_assert_ptr_null(ev);
+        ck_assert_ptr_null(event_registry_find(&reg, "one_too_many"));
+        ck_assert_uint_eq(reg.n_events, STATUS_INDEX_MAX);
+
+        /* A deleted index is handed out again, and its name is free. */
+        event_registry_remove(&reg, event_registry_find(&reg, "ev_77"));
+        ck_assert_ptr_null(reg.by_index[77]);
+        ck_assert_ptr_null(event_registry_find(&reg, "ev_77"));
+        ck_assert_int_eq(event_registry_add(&reg, def, 1000, &ev), 0);
+        ck_assert_uint_eq(ev->status_index, 77);
+        ck_assert_ptr_eq(event_registry_find(&reg, "one_too_many"), ev);
+        ck_assert_uint_eq(reg.n_events, STATUS_INDEX_MAX);
+}
+END_TEST
+
+START_TEST(test_deleted_index_not_reused_while_others_are_free) {
+        struct broker_event *ev;
+
+        for (unsigned i = 1; i <= 5; i++)
+                add_numbered(i);
+        event_registry_remove(&reg, event_registry_find(&reg, "ev_2"));
+        ck_assert_uint_eq(reg.n_events, 4);
+        /* A stale client of ev_2 must not see a new event's byte at once. */
+        ev = add_numbered(6);
+        ck_assert_uint_eq(ev->status_index, 6);
+        ck_assert_ptr_null(reg.by_index[2]);
+}
+END_TEST
+
+START_TEST(test_owner_and_lookup) {
+        struct broker_event *a = add("look_a u32 a", 1000);
+        struct broker_event *b = add("look_b u64 b; char[8] c", 2000);
+
+        ck_assert_uint_eq(a->owner_uid, 1000);
+        ck_assert_uint_eq(b->owner_uid, 2000);
+        ck_assert_ptr_eq(event_registry_find(&reg, "look_a"), a);
+        ck_assert_ptr_eq(event_registry_find(&reg, "look_b"), b);
+        ck_assert_ptr_null(event_registry_find(&reg, "look"));
+        ck_assert_ptr_null(event_registry_find(&reg, "look_a "));
+        ck_assert_ptr_null(event_registry_find(&reg, "LOOK_A"));
+        ck_assert_ptr_null(event_registry_find(&reg, ""));
+        ck_assert_str_eq(a->def->name, "look_a");
+}
+END_TEST
+
+START_TEST(test_same_name_refused_definitions_compared_by_caller) {
+        struct broker_event *ev = add("same_ev u32 a", 1000), *other = NULL;
+        _cleanup_(event_def_freep) struct event_def *same = parse("same_ev:FLAG u32 a");
+        _cleanup_(event_def_freep) struct event_def *different = parse("same_ev u32 b");
+
+        /* What the broker does with an existing name: the same definition
+         * (flags aside) reuses the event, other fields are refused. */
+        ck_assert(event_def_equal(event_registry_find(&reg, "same_ev")->def, same));
+        ck_assert(!event_def_equal(event_registry_find(&reg, "same_ev")->def, different));
+
+        /* The registry itself never holds two events of one name. */
+        ck_assert_int_eq(event_registry_add(&reg, different, 2000, &other), -EEXIST);
+        ck_assert_ptr_null(other);
+        ck_assert_uint_eq(reg.n_events, 1);
+        ck_assert_ptr_eq(event_registry_find(&reg, "same_ev"), ev);
+        ck_assert_uint_eq(ev->owner_uid, 1000);
+        ck_assert_ptr_null(reg.by_index[2]);
+}
+END_TEST
+
+START_TEST(test_status_follows_recorders_and_remove_clears) {
+        struct broker_event *ev = add("stat_ev u32 a", 1000);
+        struct provider_event *pe = ev->provider_event;
+        int fd;
+
+        ck_assert_uint_eq(broker_event_status(&reg, ev), 0);
+        fd = embedded_provider_ops.record(provider, &pe, 1);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_uint_eq(broker_event_status(&reg, ev), EVENT_STATUS_OTHER);
+
+        /* The recorder goes when the provider notices its consumer left. */
+        close(fd);
+        for (int i = 0; i < 10 && broker_event_status(&reg, ev) != 0; i++)
+                ck_assert_int_ge(sd_event_run(event, 100000), 0);
+        ck_assert_uint_eq(broker_event_status(&reg, ev), 0);
+
+        event_registry_remove(&reg, ev);
+        ck_assert_uint_eq(reg.n_events, 0);
+        ck_assert_ptr_null(reg.by_index[1]);
+        ck_assert_ptr_null(event_registry_find(&reg, "stat_ev"));
+}
+END_TEST
+
+/* Write indexes (session.c) */
+
+static struct broker broker;
+
+/* A session around a provider session, without session_new()'s bus
+ * tracking; session_free() releases it like any other. */
+static struct session *session_without_bus(void) {
+        struct provider_peer peer = { .pid = getpid(), .uid = getuid(), .bus_name = ":test" };
+        struct session *s = calloc(1, sizeof(*s));
+
+        ck_assert_ptr_nonnull(s);
+        broker = (struct broker) {
+                .event = event,
+                .provider_ops = &embedded_provider_ops,
+                .provider = provider,
+                .n_sessions = 1,
+        };
+        s->broker = &broker;
+        s->bus_name = strdup(":test");
+        ck_assert_ptr_nonnull(s->bus_name);
+        ck_assert_int_eq(embedded_provider_ops.session_new(provider, &peer, &s->provider_session), 0);
+        return s;
+}
+
+START_TEST(test_write_indexes) {
+        struct broker_event *a = add("wi_a u32 a", 1000), *b = add("wi_b u32 b", 1000), *c = add("wi_c u32 c", 1000);
+        struct broker_event *d = add("wi_d u32 d", 1000);
+        struct session *s = session_without_bus();
+        uint32_t wi = 99;
+
+        /* 0, 1, 2 in order of first registration; again: the same one. */
+        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_uint_eq(wi, 0);
+        ck_assert_int_eq(session_register(s, b, &wi), 0);
+        ck_assert_uint_eq(wi, 1);
+        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_uint_eq(wi, 0);
+        ck_assert_int_eq(session_register(s, c, &wi), 0);
+        ck_assert_uint_eq(wi, 2);
+        ck_assert_uint_eq(s->n_registrations, 3);
+        ck_assert_uint_eq(a->n_registrations, 1);
+        ck_assert_int_eq(session_find_registration(s, c, &wi), 0);
+        ck_assert_uint_eq(wi, 2);
+        ck_assert_int_eq(session_find_registration(s, d, &wi), -ENOENT);
+
+        /* Unregister: unknown indexes are -ENOENT; a freed index is the
+         * next one handed out. */
+        ck_assert_int_eq(session_unregister(s, 3), -ENOENT);
+        ck_assert_int_eq(session_unregister(s, UINT32_MAX), -ENOENT);
+        ck_assert_int_eq(session_unregister(s, 1), 0);
+        ck_assert_int_eq(session_unregister(s, 1), -ENOENT);
+        ck_assert_uint_eq(b->n_registrations, 0);
+        ck_assert_uint_eq(s->n_registrations, 2);
+        ck_assert_int_eq(session_register(s, d, &wi), 0);
+        ck_assert_uint_eq(wi, 1);
+        ck_assert_int_eq(session_register(s, b, &wi), 0);
+        ck_assert_uint_eq(wi, 3);
+
+        /* Ending the session releases every registration. */
+        session_free(s);
+        ck_assert_uint_eq(a->n_registrations, 0);
+        ck_assert_uint_eq(b->n_registrations, 0);
+        ck_assert_uint_eq(c->n_registrations, 0);
+        ck_assert_uint_eq(d->n_registrations, 0);
+        ck_assert_uint_eq(broker.n_sessions, 0);
+}
+END_TEST
+
+static Suite *event_registry_suite(void) {
+        Suite *s = suite_create("event-registry");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_indexes_start_at_one_and_are_dense);
+        tcase_add_test(tc, test_exhaustion_and_reuse_after_delete);
+        tcase_add_test(tc, test_deleted_index_not_reused_while_others_are_free);
+        tcase_add_test(tc, test_owner_and_lookup);
+        tcase_add_test(tc, test_same_name_refused_definitions_compared_by_caller);
+        tcase_add_test(tc, test_status_follows_recorders_and_remove_clears);
+        tcase_add_test(tc, test_write_indexes);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_tap_run(event_registry_suite());
+}
