@@ -46,11 +46,33 @@ static int query_caller(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid) {
         return r;
 }
 
+/* Length bounds, the grammar's first: a command longer than the grammar
+ * allows is invalid whatever the configuration, one within it but over
+ * CommandLength= exceeds a configured limit. */
+static int check_command_length(struct broker *b, size_t len, sd_bus_error *error) {
+        if (len > EVENT_COMMAND_MAX)
+                return 0;       /* the parser names it */
+        if (len > b->limits.command_length)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "command is %zu bytes, longer than %u (CommandLength= in %s)",
+                                         len, b->limits.command_length, config_name(b));
+        return 0;
+}
+
+/* The SPEC.md grammar allows "u:name ...", which would silently create an
+ * event called "u" with the flag "name": refuse it with what to write. */
+static int check_no_prefix(const char *command, sd_bus_error *error) {
+        if (strncmp(command, "u:", 2) != 0)
+                return 0;
+        return sd_bus_error_setf(error, BROKER_ERROR_INVALID_COMMAND,
+                                 "commands take no 'u:' prefix: write '%s'", command + 2);
+}
+
 static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct broker *b = userdata;
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct event_error parse_error = { 0 };
-        struct broker_event *ev;
+        struct broker_event *ev, *victim = NULL;
         struct session *s;
         const char *command, *sender, *action;
         bool created_session = false, created_event = false;
@@ -65,10 +87,12 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return r;
         len = strlen(command);
-        if (len > b->limits.command_length)
-                return sd_bus_error_setf(error, BROKER_ERROR_INVALID_COMMAND,
-                                         "command is %zu bytes, longer than %u (CommandLength= in %s)",
-                                         len, b->limits.command_length, config_name(b));
+        r = check_command_length(b, len, error);
+        if (r < 0)
+                return r;
+        r = check_no_prefix(command, error);
+        if (r < 0)
+                return r;
         r = event_def_parse_n(command, len, 0, &def, &parse_error);
         if (r == -ENOMEM)
                 return r;
@@ -120,10 +144,21 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this connection already holds %u registrations (EventsPerClient= in %s)",
                                          b->limits.events_per_client, config_name(b));
-        if (!ev && b->registry.n_events >= broker_max_events(b))
+        /* A new event, or an unused one of the caller's, puts one more of
+         * the caller's events in use. */
+        if ((!ev || (ev->owner_uid == uid && !broker_event_in_use(&b->registry, ev))) &&
+            event_registry_count_in_use(&b->registry, uid) >= b->limits.events_per_user)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "the broker already holds %u events (Events= in %s)",
-                                         broker_max_events(b), config_name(b));
+                                         "uid %u already has %u events in use (EventsPerUser= in %s); unregister "
+                                         "events it no longer writes or close connections holding them",
+                                         (unsigned) uid, b->limits.events_per_user, config_name(b));
+        if (!ev && b->registry.n_events >= broker_max_events(b)) {
+                victim = event_registry_find_evictable(&b->registry);
+                if (!victim)
+                        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                                 "the broker already holds %u events, all in use (Events= in %s)",
+                                                 broker_max_events(b), config_name(b));
+        }
 
         if (!s) {
                 r = session_new(b, sender, uid, pid, &s);
@@ -132,6 +167,13 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 created_session = true;
         }
         if (!ev) {
+                if (victim) {
+                        log_info("Event %s (status index %u, owner uid %u) evicted to make room for %s: the table "
+                                 "is full and it is the least recently used unused event.",
+                                 victim->def->name, victim->status_index, (unsigned) victim->owner_uid, def->name);
+                        event_registry_remove(&b->registry, victim);
+                        emit_active_events_changed(b);
+                }
                 r = event_registry_add(&b->registry, def, uid, &ev);
                 if (r == -ENOSPC)
                         sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
@@ -147,8 +189,8 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
         r = session_register(s, ev, &write_index);
         if (r == -ENOSPC)
                 sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                  "cannot register event %s: this connection's data file has no free write index; "
-                                  "Unregister events it no longer writes", ev->def->name);
+                                  "cannot register event %s: too many distinct events on this connection (%u); "
+                                  "reconnect", ev->def->name, SESSION_SLOTS_MAX);
         else if (r < 0)
                 sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
         if (r < 0)
@@ -160,6 +202,7 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
         }
 
 reply:
+        event_registry_touch(&b->registry, ev);
         return sd_bus_reply_method_return(m, "hhuu",
                                           b->provider_ops->session_data_fd(s->provider_session),
                                           b->provider_ops->session_status_fd(s->provider_session),
@@ -230,6 +273,11 @@ static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "event %s still has %u registrations; delete it once the programs holding "
                                          "them unregister or disconnect", name, ev->n_registrations);
+        if (ev->n_bound_sessions > 0)
+                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                         "event %s is unregistered but its write index stays bound on %u connections "
+                                         "(an index is never reused); delete it once they disconnect",
+                                         name, ev->n_bound_sessions);
         if (broker_event_status(&b->registry, ev) != 0)
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "event %s is being listened to; stop recording or tracing it first", name);
@@ -372,6 +420,7 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
                         goto finish;
                 }
                 events[i] = ev->provider_event;
+                event_registry_touch(&b->registry, ev);
         }
 
         fd = b->provider_ops->record(b->provider, events, n);

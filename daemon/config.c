@@ -37,6 +37,7 @@ static const struct limit_key limit_keys[] = {
         { "ClientsPerUser", offsetof(struct broker_limits, clients_per_user), 1, BROKER_CONFIG_LIMIT_MAX },
         { "Events", offsetof(struct broker_limits, events), 1, STATUS_INDEX_MAX },
         { "CommandLength", offsetof(struct broker_limits, command_length), 1, EVENT_COMMAND_MAX },
+        { "EventsPerUser", offsetof(struct broker_limits, events_per_user), 1, STATUS_INDEX_MAX },
 };
 
 void broker_limits_init_default(struct broker_limits *limits) {
@@ -45,6 +46,7 @@ void broker_limits_init_default(struct broker_limits *limits) {
                 .clients_per_user = 64,
                 .events = STATUS_INDEX_MAX,
                 .command_length = EVENT_COMMAND_MAX,
+                .events_per_user = 1024,
         };
 }
 

@@ -10,8 +10,10 @@
  *     ClientsPerUser=64       bus connections of one uid holding a session
  *     Events=4095             events the broker knows at once
  *     CommandLength=511       bytes of a Register command
+ *     EventsPerUser=1024      events one uid owns that are in use
  *
- * Values are decimal, 1..65536 (Events 1..4095, CommandLength 1..511).
+ * Values are decimal, 1..65536 (Events and EventsPerUser 1..4095,
+ * CommandLength 1..511).
  * Lines starting with # or ; are comments; whitespace around keys and
  * values is ignored; a key given twice keeps the last value. Unknown
  * sections and keys are warned about and ignored; malformed lines and
@@ -25,6 +27,7 @@ struct broker_limits {
         unsigned clients_per_user;
         unsigned events;
         unsigned command_length;
+        unsigned events_per_user;
 };
 
 #define BROKER_CONFIG_DEFAULT_PATH "/etc/uebroker/uebrokerd.conf"

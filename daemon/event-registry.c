@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <search.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
                 return -ENOMEM;
         ev->def = def;
         ev->owner_uid = owner;
+        ev->last_used = ++reg->use_clock;
 
         r = reg->ops->event_add(reg->provider, def, &index, &ev->provider_event);
         if (r < 0) {
@@ -109,6 +111,7 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
 }
 
 void event_registry_remove(struct event_registry *reg, struct broker_event *ev) {
+        assert(ev->n_bound_sessions == 0);
         reg->ops->event_remove(reg->provider, ev->provider_event);
         tdelete(ev, &reg->by_name, compare_by_name);
         reg->by_index[ev->status_index] = NULL;
@@ -118,4 +121,36 @@ void event_registry_remove(struct event_registry *reg, struct broker_event *ev) 
 
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev) {
         return reg->ops->event_status(reg->provider, ev->provider_event);
+}
+
+bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev) {
+        return ev->n_registrations > 0 || ev->n_bound_sessions > 0 || broker_event_status(reg, ev) != 0;
+}
+
+void event_registry_touch(struct event_registry *reg, struct broker_event *ev) {
+        ev->last_used = ++reg->use_clock;
+}
+
+struct broker_event *event_registry_find_evictable(struct event_registry *reg) {
+        struct broker_event *oldest = NULL;
+
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
+                struct broker_event *ev = reg->by_index[i];
+
+                if (ev && !broker_event_in_use(reg, ev) && (!oldest || ev->last_used < oldest->last_used))
+                        oldest = ev;
+        }
+        return oldest;
+}
+
+unsigned event_registry_count_in_use(struct event_registry *reg, uid_t owner) {
+        unsigned n = 0;
+
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
+                struct broker_event *ev = reg->by_index[i];
+
+                if (ev && ev->owner_uid == owner && broker_event_in_use(reg, ev))
+                        n++;
+        }
+        return n;
 }

@@ -5,8 +5,10 @@
  * The events the broker knows, by name and by status index. An event is
  * created by its first Register, owned by the uid that made that call, and
  * persists after its last registration (the original user_events semantics)
- * until Delete removes it. Status indexes run 1..4095; 0 is never handed
- * out; an index freed by Delete is handed out again.
+ * until Delete removes it, or until the broker evicts it to make room for a
+ * new event while it is unused (broker_event_in_use()). Status indexes run
+ * 1..4095; 0 is never handed out; an index freed by Delete or eviction is
+ * handed out again.
  */
 
 #include <stdbool.h>
@@ -21,7 +23,12 @@ struct broker_event {
         struct event_def *def;          /* owned; name is def->name */
         uid_t owner_uid;
         uint32_t status_index;
-        unsigned n_registrations;       /* session registrations holding it */
+        unsigned n_registrations;       /* active session registrations */
+        /* Sessions with a write index bound to it, active or not: a write
+         * index is never reused for another event, so the event must
+         * outlive every index bound to it. */
+        unsigned n_bound_sessions;
+        uint64_t last_used;             /* event_registry_touch() clock */
         struct provider_event *provider_event;
 };
 
@@ -32,6 +39,7 @@ struct event_registry {
         struct broker_event *by_index[STATUS_PAGE_SIZE];
         uint32_t n_events;
         uint32_t next_index_hint;
+        uint64_t use_clock;
 };
 
 void event_registry_init(struct event_registry *reg, const struct provider_ops *ops, struct provider *provider);
@@ -45,8 +53,23 @@ struct broker_event *event_registry_find(struct event_registry *reg, const char 
  * index is taken. */
 int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret);
 
-/* Removes @ev: its registrations must be 0; the caller has checked that
- * nothing listens. */
+/* Removes @ev: no session may have a write index bound to it; the caller
+ * has checked that nothing listens. */
 void event_registry_remove(struct event_registry *reg, struct broker_event *ev);
 
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev);
+
+/* In use: a session has a write index bound to it (registered, or
+ * unregistered on a connection still open), or something listens (status
+ * byte non-zero). Only unused events may be evicted. */
+bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev);
+
+/* Marks @ev as used now (registered, released or recorded), for eviction
+ * in least recently used order. */
+void event_registry_touch(struct event_registry *reg, struct broker_event *ev);
+
+/* The unused event used least recently, NULL when every event is in use. */
+struct broker_event *event_registry_find_evictable(struct event_registry *reg);
+
+/* How many events @owner owns that are in use. */
+unsigned event_registry_count_in_use(struct event_registry *reg, uid_t owner);

@@ -8,10 +8,6 @@
 #include "log.h"
 #include "session.h"
 
-/* Write indexes are dense (0, 1, 2, ...); one beyond this means a broken
- * provider, not a big client. */
-#define SESSION_WRITE_INDEX_MAX (1u << 20)
-
 static int compare_by_bus_name(const void *a, const void *b) {
         const struct session *x = a, *y = b;
 
@@ -102,16 +98,23 @@ struct session *session_free(struct session *s) {
                 return NULL;
         b = s->broker;
 
-        for (size_t i = 0; i < s->n_slots; i++)
-                if (s->registrations[i])
-                        s->registrations[i]->n_registrations--;
+        /* The provider reads what the client still had queued first, while
+         * every bound event is still there. */
         b->provider_ops->session_free(b->provider, s->provider_session);
+        for (size_t i = 0; i < s->n_slots; i++) {
+                struct broker_event *ev = s->slots[i].event;
+
+                if (s->slots[i].active)
+                        ev->n_registrations--;
+                ev->n_bound_sessions--;
+                event_registry_touch(&b->registry, ev);
+        }
 
         tdelete(s, &b->sessions, compare_by_bus_name);
         b->n_sessions--;
 
         sd_bus_track_unref(s->track);
-        free(s->registrations);
+        free(s->slots);
         free(s->bus_name);
         free(s);
         return NULL;
@@ -122,62 +125,115 @@ void session_free_all(struct broker *b) {
                 session_free(*(struct session **) b->sessions);
 }
 
-int session_find_registration(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
+/* The slot bound to @ev, or NULL. */
+static struct session_slot *session_find_slot(struct session *s, struct broker_event *ev) {
         for (size_t i = 0; i < s->n_slots; i++)
-                if (s->registrations[i] == ev) {
-                        *ret_write_index = (uint32_t) i;
-                        return 0;
-                }
-        return -ENOENT;
+                if (s->slots[i].event == ev)
+                        return &s->slots[i];
+        return NULL;
+}
+
+int session_find_registration(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
+        struct session_slot *slot = session_find_slot(s, ev);
+
+        if (!slot || !slot->active)
+                return -ENOENT;
+        *ret_write_index = (uint32_t) (slot - s->slots);
+        return 0;
+}
+
+static void slot_activate(struct session *s, struct session_slot *slot) {
+        slot->active = true;
+        slot->event->n_registrations++;
+        s->n_registrations++;
+        event_registry_touch(&s->broker->registry, slot->event);
+}
+
+/* provider.h: new write indexes come in order, an index stays bound to its
+ * event. A provider that answers otherwise is broken; undoing its answer
+ * could touch another event's index, so only refuse. */
+static int provider_broke_contract(struct session *s, uint32_t got, uint32_t expected) {
+        return log_error_errno(-EPROTO, "Provider %s gave %s write index %u where %u was due.",
+                               s->broker->provider_ops->name, s->bus_name, got, expected);
+}
+
+/* Registers @ev again on the index still bound to it. */
+static int session_reactivate(struct session *s, struct session_slot *slot, uint32_t *ret_write_index) {
+        struct broker *b = s->broker;
+        uint32_t expected = (uint32_t) (slot - s->slots), write_index;
+        int r;
+
+        r = b->provider_ops->session_register(b->provider, s->provider_session, slot->event->provider_event,
+                                              &write_index);
+        if (r < 0)
+                return r;
+        if (write_index != expected)
+                return provider_broke_contract(s, write_index, expected);
+        slot_activate(s, slot);
+        *ret_write_index = write_index;
+        return 0;
 }
 
 int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
         struct broker *b = s->broker;
+        struct session_slot *slot;
         uint32_t write_index;
         int r;
 
-        if (session_find_registration(s, ev, ret_write_index) == 0)
-                return 0;
+        slot = session_find_slot(s, ev);
+        if (slot) {
+                if (slot->active) {
+                        *ret_write_index = (uint32_t) (slot - s->slots);
+                        return 0;
+                }
+                return session_reactivate(s, slot, ret_write_index);
+        }
+
+        if (s->n_slots >= SESSION_SLOTS_MAX)
+                return -ENOSPC;
+        /* Room first: once the provider has bound the index it must be
+         * recorded here, or the event could go while the provider still
+         * points to it. */
+        if (s->n_slots == s->n_allocated) {
+                size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
+                struct session_slot *slots;
+
+                if (n > SESSION_SLOTS_MAX)
+                        n = SESSION_SLOTS_MAX;
+                slots = reallocarray(s->slots, n, sizeof(*slots));
+                if (!slots)
+                        return -ENOMEM;
+                s->slots = slots;
+                s->n_allocated = n;
+        }
 
         r = b->provider_ops->session_register(b->provider, s->provider_session, ev->provider_event, &write_index);
         if (r < 0)
                 return r;
-
-        if (write_index >= SESSION_WRITE_INDEX_MAX) {
-                (void) b->provider_ops->session_unregister(b->provider, s->provider_session, write_index);
-                return -ERANGE;
-        }
-        if (write_index >= s->n_slots) {
-                struct broker_event **regs;
-                size_t n = (size_t) write_index + 1;
-
-                regs = reallocarray(s->registrations, n, sizeof(*regs));
-                if (!regs) {
-                        (void) b->provider_ops->session_unregister(b->provider, s->provider_session, write_index);
-                        return -ENOMEM;
-                }
-                memset(regs + s->n_slots, 0, (n - s->n_slots) * sizeof(*regs));
-                s->registrations = regs;
-                s->n_slots = n;
-        }
-        s->registrations[write_index] = ev;
-        s->n_registrations++;
-        ev->n_registrations++;
+        if (write_index != s->n_slots)
+                return provider_broke_contract(s, write_index, (uint32_t) s->n_slots);
+        slot = &s->slots[s->n_slots++];
+        *slot = (struct session_slot) { .event = ev };
+        ev->n_bound_sessions++;
+        slot_activate(s, slot);
         *ret_write_index = write_index;
         return 0;
 }
 
 int session_unregister(struct session *s, uint32_t write_index) {
         struct broker *b = s->broker;
+        struct session_slot *slot;
         int r;
 
-        if (write_index >= s->n_slots || !s->registrations[write_index])
+        if (write_index >= s->n_slots || !s->slots[write_index].active)
                 return -ENOENT;
+        slot = &s->slots[write_index];
         r = b->provider_ops->session_unregister(b->provider, s->provider_session, write_index);
         if (r < 0)
                 return r;
-        s->registrations[write_index]->n_registrations--;
-        s->registrations[write_index] = NULL;
+        slot->active = false;
+        slot->event->n_registrations--;
         s->n_registrations--;
+        event_registry_touch(&b->registry, slot->event);
         return 0;
 }

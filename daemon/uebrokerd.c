@@ -161,8 +161,9 @@ static int load_limits(const struct options *o, struct broker_limits *limits) {
                 return log_error_errno(r, "Configuration file %s does not exist.", path);
         if (r < 0)
                 return log_error_errno(r, "Bad configuration: %s", message ?: path);
-        log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u", path,
-                  limits->events_per_client, limits->clients_per_user, limits->events, limits->command_length);
+        log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u EventsPerUser=%u",
+                  path, limits->events_per_client, limits->clients_per_user, limits->events, limits->command_length,
+                  limits->events_per_user);
         return 0;
 }
 

@@ -41,8 +41,8 @@
 /* Messages read from one session per wakeup, so one busy writer cannot
  * starve the others or the bus. */
 #define EMBEDDED_READ_BATCH 64
-/* Registrations one session can hold in its table; the broker's
- * EventsPerClient quota is normally far below this. */
+/* Write indexes one session can bind; the broker's own bound
+ * (SESSION_SLOTS_MAX) is below this. */
 #define EMBEDDED_SLOTS_MAX 65536u
 #define EMBEDDED_RECORDERS_MAX 64u
 #define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
@@ -65,13 +65,21 @@ struct recorder {
         struct recorder *next, *prev;
 };
 
+/* A write index: bound to its event for the session's life, active while
+ * registered. */
+struct embedded_slot {
+        struct provider_event *event;
+        bool active;
+};
+
 struct provider_session {
         struct provider *provider;
         int daemon_fd;
         int client_fd;          /* kept so every Register can hand out a dup */
         sd_event_source *io;
-        struct provider_event **slots;  /* write index -> event, NULL if free */
+        struct embedded_slot *slots;    /* indexed by write index */
         size_t n_slots;
+        size_t n_allocated;
         pid_t pid;
         uid_t uid;
         char *bus_name;
@@ -415,11 +423,11 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
         }
         memcpy(&write_index, msg, sizeof(write_index));
-        if (write_index >= s->n_slots || !s->slots[write_index]) {
+        if (write_index >= s->n_slots || !s->slots[write_index].active) {
                 session_drop(s, "write index not registered", write_index);
                 return;
         }
-        ev = s->slots[write_index];
+        ev = s->slots[write_index].event;
         r = event_def_validate_payload(ev->def, msg + sizeof(write_index), len - sizeof(write_index));
         if (r < 0) {
                 session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
@@ -592,39 +600,35 @@ static int embedded_session_status_fd(struct provider_session *s) {
 
 static int embedded_session_register(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                      uint32_t *ret_write_index) {
-        size_t free_slot = s->n_slots;
-
-        for (size_t i = 0; i < s->n_slots; i++) {
-                if (s->slots[i] == ev) {
+        /* The index bound to @ev, reactivated; an index is never given to
+         * another event (a stale write must not land on it). */
+        for (size_t i = 0; i < s->n_slots; i++)
+                if (s->slots[i].event == ev) {
+                        s->slots[i].active = true;
                         *ret_write_index = (uint32_t) i;
                         return 0;
                 }
-                if (!s->slots[i] && free_slot == s->n_slots)
-                        free_slot = i;
-        }
 
-        /* Reuse the lowest freed index so the table never grows beyond the
-         * most registrations the session held at once. */
-        if (free_slot == s->n_slots) {
-                struct provider_event **slots;
+        if (s->n_slots >= EMBEDDED_SLOTS_MAX)
+                return -ENOSPC;
+        if (s->n_slots == s->n_allocated) {
+                size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
+                struct embedded_slot *slots = reallocarray(s->slots, n, sizeof(*slots));
 
-                if (s->n_slots >= EMBEDDED_SLOTS_MAX)
-                        return -ENOSPC;
-                slots = reallocarray(s->slots, s->n_slots + 1, sizeof(*slots));
                 if (!slots)
                         return -ENOMEM;
                 s->slots = slots;
-                s->n_slots++;
+                s->n_allocated = n;
         }
-        s->slots[free_slot] = ev;
-        *ret_write_index = (uint32_t) free_slot;
+        s->slots[s->n_slots] = (struct embedded_slot) { .event = ev, .active = true };
+        *ret_write_index = (uint32_t) s->n_slots++;
         return 0;
 }
 
 static int embedded_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
-        if (write_index >= s->n_slots || !s->slots[write_index])
+        if (write_index >= s->n_slots || !s->slots[write_index].active)
                 return -ENOENT;
-        s->slots[write_index] = NULL;
+        s->slots[write_index].active = false;
         return 0;
 }
 

@@ -18,7 +18,11 @@
  * (1..4095, never 0) for each new event; a provider whose kernel chooses the
  * index itself returns the one it got. Write indexes belong to a session:
  * the provider hands them out 0, 1, 2, ... and returns the existing index
- * when the session registers the same event again.
+ * when the session registers the same event again. An index stays bound to
+ * its event for the session's life, as in the kernel: session_unregister
+ * deactivates it (writes to it are dropped), registering the same event
+ * again reactivates it, and it is never handed out for another event. The
+ * broker never removes an event while a session has an index bound to it.
  *
  * How the kernel providers map onto this (to be written; nothing above this
  * interface changes for them):
@@ -95,7 +99,8 @@ struct provider_ops {
          * @def stays owned by the caller and outlives the provider event. */
         int (*event_add)(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
                          struct provider_event **ret);
-        /* Only called when no session holds the event. */
+        /* Only called when no session has a write index bound to the
+         * event, active or not. */
         void (*event_remove)(struct provider *p, struct provider_event *ev);
         /* The event's status byte: EVENT_STATUS_* bits of who listens. */
         uint8_t (*event_status)(struct provider *p, struct provider_event *ev);
@@ -106,11 +111,12 @@ struct provider_ops {
         /* Borrowed descriptors: the caller dups what it sends. */
         int (*session_data_fd)(struct provider_session *s);
         int (*session_status_fd)(struct provider_session *s);
-        /* Returns the write index of @ev on this session, the existing one
-         * if the session already holds @ev. */
+        /* Returns the write index of @ev on this session: the one already
+         * bound to @ev (reactivated), else the next new one. */
         int (*session_register)(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                 uint32_t *ret_write_index);
-        /* -ENOENT if @write_index is not registered on this session. */
+        /* Deactivates @write_index (it stays bound to its event); -ENOENT
+         * if it is not active on this session. */
         int (*session_unregister)(struct provider *p, struct provider_session *s, uint32_t write_index);
 
         /* A stream of records of @events for a consumer (record-stream.h);

@@ -64,6 +64,34 @@ def wait_for(predicate, timeout=10.0):
     return predicate()
 
 
+_observer = None
+
+
+def observer():
+    """A connection that outlives the tests' own, to watch them go."""
+    global _observer
+    if _observer is None:
+        _observer = dbus.bus.BusConnection(ADDRESS)
+    return _observer
+
+
+def close_and_wait(conn, observer):
+    """Closes @conn and waits until the bus has seen it go: the broker hears
+    of it (NameOwnerChanged) before any later call of @observer's."""
+    try:
+        name = conn.get_unique_name()
+    except dbus.DBusException:
+        return      # closed already
+    conn.close()
+    assert wait_for(lambda: not observer.name_has_owner(name)), 'the bus did not see %s go' % name
+
+
+def wait_idle(broker):
+    """Waits until no event is registered or recorded (earlier tests' clients
+    have gone)."""
+    assert wait_for(lambda: all(e[2] == 0 and not e[3] for e in events_by_name(broker).values()), 30)
+
+
 def parser_message(command):
     out = subprocess.run([os.environ['UEBCTL'], 'format', command], capture_output=True, text=True, timeout=30)
     assert out.returncode == 1, out
@@ -80,7 +108,8 @@ class Contract(unittest.TestCase):
     def tearDown(self):
         for fd in self.fds:
             os.close(fd)
-        self.conn.close()
+        # The next test starts once the broker has released this session.
+        close_and_wait(self.conn, observer())
 
     def register(self, command, broker=None):
         data, status, status_index, write_index = (broker or self.broker).Register(command)
@@ -173,11 +202,31 @@ class Contract(unittest.TestCase):
                 self.assertEqual(cm.exception.get_dbus_message(), parser_message(command))
 
     def test_oversized_command(self):
-        with self.assertRaises(dbus.DBusException) as cm:
-            self.broker.Register('x u32 a;' * 100000)
-        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
-        self.assertIn('longer than 511', cm.exception.get_dbus_message())
-        self.assertIn('CommandLength=', cm.exception.get_dbus_message())
+        # Beyond the grammar's 511 bytes: invalid whatever the configuration
+        # says (CommandLength= is a quota below that, see Quota).
+        for command in ('x u32 a;' * 100000, 'x u32 a;' * 64):
+            with self.subTest(length=len(command)):
+                with self.assertRaises(dbus.DBusException) as cm:
+                    self.broker.Register(command)
+                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+                self.assertEqual(cm.exception.get_dbus_message(),
+                                 'command is %d bytes, longer than the 511 allowed' % len(command))
+        self.assertEqual(parser_message('x u32 a;' * 64), 'command is 512 bytes, longer than the 511 allowed')
+
+    def test_u_prefix_refused(self):
+        # The grammar reads 'u:name u32 x' as event "u" with flag "name".
+        for command, shown in (('u:pfx_ev u32 x', 'pfx_ev u32 x'), ('u:pfx_ev', 'pfx_ev'), ('u:', '')):
+            with self.subTest(command=command):
+                with self.assertRaises(dbus.DBusException) as cm:
+                    self.broker.Register(command)
+                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+                self.assertEqual(cm.exception.get_dbus_message(),
+                                 "commands take no 'u:' prefix: write '%s'" % shown)
+        events = events_by_name(self.broker)
+        self.assertNotIn('u', events)
+        self.assertNotIn('pfx_ev', events)
+        # Only the prefix is refused: a name that merely starts with u works.
+        self.register('u_pfx_ev u32 x')
 
     def test_unregister(self):
         _, _, _, wi = self.register('unreg_ev u32 a')
@@ -196,6 +245,128 @@ class Contract(unittest.TestCase):
             self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
         finally:
             conn2.close()
+
+    def test_write_index_never_reused(self):
+        conn2, broker2 = connect()
+        try:
+            data_fd, status_fd, si_a, wi_a = self.register('wir_a u32 a', broker2)
+            _, _, _, wi_b = self.register('wir_b u32 b', broker2)
+            broker2.Unregister(dbus.UInt32(wi_a))
+            # A new event gets a new index, not the one just unregistered.
+            _, _, _, wi_c = self.register('wir_c u32 c', broker2)
+            self.assertEqual((wi_a, wi_b, wi_c), (0, 1, 2))
+            sock = socket.socket(fileno=take(self.broker.Record(['wir_a', 'wir_c'])))
+            try:
+                # A stale write with the old index is dropped: it neither
+                # lands on wir_c nor reaches wir_a.
+                os.write(data_fd, struct.pack('=II', wi_a, 1))
+                os.write(data_fd, struct.pack('=II', wi_c, 2))
+                records = self.read_records(sock, 2, timeout=1.0)
+                self.assertEqual([(r[0], r[6]) for r in records], [('wir_c', struct.pack('=I', 2))])
+                # The same event again: the same index, active again.
+                _, _, si, wi = self.register('wir_a u32 a', broker2)
+                self.assertEqual((si, wi), (si_a, wi_a))
+                os.write(data_fd, struct.pack('=II', wi_a, 3))
+                records = self.read_records(sock, 1)
+                self.assertEqual([(r[0], r[6]) for r in records], [('wir_a', struct.pack('=I', 3))])
+            finally:
+                sock.close()
+            # The unregistered index still holds its event: Delete waits for
+            # the connection to go.
+            broker2.Unregister(dbus.UInt32(wi_a))
+            self.assertTrue(wait_for(lambda: not events_by_name(self.broker)['wir_a'][3]))
+            with self.assertRaises(dbus.DBusException) as cm:
+                self.broker.Delete('wir_a', False)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+            self.assertIn('stays bound on 1 connections', cm.exception.get_dbus_message())
+        finally:
+            close_and_wait(conn2, self.conn)
+        self.broker.Delete('wir_a', False)
+        # Deleted and created again: another connection starts at 0.
+        _, _, _, wi = self.register('wir_a u64 other')
+        self.assertEqual(wi, 0)
+
+    def test_full_table_evicts_least_recently_used_unused(self):
+        # Issue: a client registering 256 names, disconnecting and repeating
+        # filled the table for good. Now the least recently used unused
+        # event makes room; events in use (registered, bound to an
+        # unregistered write index, recorded) are never evicted.
+        wait_idle(self.broker)
+        conn, broker = connect()
+        self.register('evict_recorded u32 a', broker)
+        close_and_wait(conn, self.conn)
+        keeper_conn, keeper = connect()
+        try:
+            self.register('evict_keep u32 a', keeper)
+            _, _, _, wi = self.register('evict_bound u32 a', keeper)
+            keeper.Unregister(dbus.UInt32(wi))
+            sock = socket.socket(fileno=take(self.broker.Record(['evict_recorded'])))
+            try:
+                names = ['evict_%d_%d' % (round_, i) for round_ in range(17) for i in range(256)]
+                for round_ in range(17):
+                    conn, broker = connect()
+                    try:
+                        for name in names[round_ * 256:(round_ + 1) * 256]:
+                            data, status, _, _ = broker.Register(name + ' u32 a')
+                            os.close(take(data))
+                            os.close(take(status))
+                    finally:
+                        close_and_wait(conn, self.conn)
+                events = events_by_name(self.broker)
+                self.assertEqual(len(events), 4095)
+                # The oldest went first, the newest are all there.
+                self.assertNotIn(names[0], events)
+                for name in names[-4092:]:
+                    self.assertIn(name, events)
+                for name in ('evict_keep', 'evict_bound', 'evict_recorded'):
+                    self.assertIn(name, events)
+                # Another client still gets an event.
+                self.register('evict_other u32 a')
+                self.assertNotIn(names[-4092], events_by_name(self.broker))
+            finally:
+                sock.close()
+        finally:
+            close_and_wait(keeper_conn, self.conn)
+        # Leave room for the tests after this one.
+        for name in names[-4091:]:
+            self.broker.Delete(name, False)
+
+    def test_events_per_user(self):
+        # EventsPerUser=1024 (the default) counts the uid's events in use;
+        # its unused events do not count.
+        wait_idle(self.broker)
+        old_conn, old = connect()
+        for i in range(10):
+            old.Register('epu_old_%d u32 a' % i)
+        close_and_wait(old_conn, self.conn)
+        conns = [connect() for _ in range(5)]
+        try:
+            for i in range(1024):
+                conns[i // 256][1].Register('epu_%d u32 a' % i)
+            for command in ('epu_1024 u32 a', 'epu_old_0 u32 a'):
+                with self.assertRaises(dbus.DBusException) as cm:
+                    conns[4][1].Register(command)
+                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
+                self.assertIn('already has 1024 events in use (EventsPerUser=', cm.exception.get_dbus_message())
+            # An event already in use adds nothing.
+            conns[4][1].Register('epu_0 u32 a')
+            # Released events no longer count; a recorded one does.
+            close_and_wait(conns[0][0], self.conn)
+            sock = socket.socket(fileno=take(self.broker.Record(['epu_old_0'])))
+            try:
+                for i in range(1024, 1024 + 254):
+                    conns[4][1].Register('epu_%d u32 a' % i)
+                with self.assertRaises(dbus.DBusException) as cm:
+                    conns[4][1].Register('epu_2000 u32 a')
+                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
+                self.assertIn('EventsPerUser=', cm.exception.get_dbus_message())
+            finally:
+                sock.close()
+            self.assertTrue(wait_for(lambda: not events_by_name(self.broker)['epu_old_0'][3]))
+            conns[4][1].Register('epu_2000 u32 a')
+        finally:
+            for conn, _ in conns:
+                close_and_wait(conn, self.conn)
 
     def test_list_events_and_status(self):
         _, status_fd, si, _ = self.register('list_ev u32 a; __data_loc char[] s')
@@ -515,7 +686,7 @@ time.sleep(60)
 
 class Quota(unittest.TestCase):
     """Run with quota.conf: EventsPerClient=2 ClientsPerUser=2 Events=3
-    CommandLength=40."""
+    CommandLength=40 (EventsPerUser at its default 1024)."""
 
     def expect_quota(self, call, key):
         with self.assertRaises(dbus.DBusException) as cm:
@@ -528,6 +699,7 @@ class Quota(unittest.TestCase):
         conn_b, b = connect()
         conn_c, c = connect()
         try:
+            wait_idle(a)
             a.Register('q1 u32 a')
             a.Register('q2 u32 a')
             self.expect_quota(lambda: a.Register('q3 u32 a'), 'EventsPerClient=')
@@ -535,10 +707,15 @@ class Quota(unittest.TestCase):
             b.Register('q3 u32 a')      # third event
             self.expect_quota(lambda: b.Register('q4 u32 a'), 'Events=')
             self.expect_quota(lambda: c.Register('q1 u32 a'), 'ClientsPerUser=')
+            # A command within the grammar but over CommandLength=40 exceeds
+            # a configured limit.
+            command = 'q1 u32 a; u32 b; u32 c; u32 d; u32 e; u32 f'
             with self.assertRaises(dbus.DBusException) as cm:
-                a.Register('q1 u32 a; u32 b; u32 c; u32 d; u32 e; u32 f')
-            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
-            self.assertIn('longer than 40', cm.exception.get_dbus_message())
+                a.Register(command)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
+            self.assertRegex(cm.exception.get_dbus_message(),
+                             r'^command is %d bytes, longer than 40 \(CommandLength= in .*quota\.conf\)$'
+                             % len(command))
             # A client leaving frees its slot for another.
             conn_b.close()
             self.assertTrue(wait_for(lambda: events_by_name(a)['q3'][2] == 0))
@@ -547,7 +724,67 @@ class Quota(unittest.TestCase):
             self.assertEqual(int(props.Get(IFACE, 'MaxEvents')), 3)
         finally:
             for conn in (conn_a, conn_b, conn_c):
-                conn.close()
+                close_and_wait(conn, observer())
+
+    def test_eviction(self):
+        obs = observer()
+        broker = dbus.Interface(obs.get_object(NAME, PATH), IFACE)
+        wait_idle(broker)
+
+        def names():
+            return sorted(events_by_name(broker))
+
+        def register(b, name):
+            data, status, _, write_index = b.Register(name + ' u32 a')
+            os.close(take(data))
+            os.close(take(status))
+            return int(write_index)
+
+        conn_x, x = connect()
+        register(x, 'e1')
+        register(x, 'e2')
+        close_and_wait(conn_x, obs)
+        conn_y, y = connect()
+        register(y, 'e3')
+        close_and_wait(conn_y, obs)
+        self.assertEqual(names(), ['e1', 'e2', 'e3'])
+
+        conn_a, a = connect()
+        conn_b, b = connect()
+        conn_c = None
+        try:
+            # Full of unused events: the least recently used makes room.
+            register(a, 'e4')
+            self.assertEqual(names(), ['e2', 'e3', 'e4'])
+            wi_e2 = register(a, 'e2')
+            register(b, 'e5')
+            self.assertEqual(names(), ['e2', 'e4', 'e5'])
+            # All in use: nothing to evict.
+            self.expect_quota(lambda: register(b, 'e6'), 'Events=')
+            # Unregistered, e2's write index stays bound on a: still in use.
+            a.Unregister(dbus.UInt32(wi_e2))
+            self.assertEqual(events_by_name(broker)['e2'][2], 0)
+            self.expect_quota(lambda: register(b, 'e6'), 'Events=')
+            with self.assertRaises(dbus.DBusException) as cm:
+                broker.Delete('e2', False)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+            # a leaves; e4 is recorded: only e2 is unused.
+            sock = socket.socket(fileno=take(broker.Record(['e4'])))
+            try:
+                close_and_wait(conn_a, obs)
+                register(b, 'e6')
+                self.assertEqual(names(), ['e4', 'e5', 'e6'])
+                conn_c, c = connect()
+                self.expect_quota(lambda: register(c, 'e7'), 'Events=')
+            finally:
+                sock.close()
+            self.assertTrue(wait_for(lambda: not events_by_name(broker)['e4'][3]))
+            register(c, 'e7')
+            self.assertEqual(names(), ['e5', 'e6', 'e7'])
+        finally:
+            for conn in (conn_a, conn_b, conn_c):
+                if conn is not None:
+                    close_and_wait(conn, obs)
 
 
 if __name__ == '__main__':

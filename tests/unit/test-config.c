@@ -35,7 +35,7 @@ static char *expected(const char *path, const char *suffix) {
         return s;
 }
 
-static const struct broker_limits sentinel = { 7, 7, 7, 7 };
+static const struct broker_limits sentinel = { 7, 7, 7, 7, 7 };
 
 /* Parses @text; asserts the error, the exact message (the path, then
  * @suffix) and that the limits are untouched. */
@@ -53,11 +53,12 @@ static void assert_parse_fails(const char *text, size_t len, int error, const ch
 }
 
 static void assert_limits(const struct broker_limits *l, unsigned events_per_client, unsigned clients_per_user,
-                          unsigned events, unsigned command_length) {
+                          unsigned events, unsigned command_length, unsigned events_per_user) {
         ck_assert_uint_eq(l->events_per_client, events_per_client);
         ck_assert_uint_eq(l->clients_per_user, clients_per_user);
         ck_assert_uint_eq(l->events, events);
         ck_assert_uint_eq(l->command_length, command_length);
+        ck_assert_uint_eq(l->events_per_user, events_per_user);
 }
 
 /* Parses @text, which must succeed; returns the warnings. */
@@ -80,16 +81,17 @@ START_TEST(test_defaults) {
         struct broker_limits l;
 
         broker_limits_init_default(&l);
-        assert_limits(&l, 256, 64, 4095, 511);
+        assert_limits(&l, 256, 64, 4095, 511, 1024);
 }
 END_TEST
 
 START_TEST(test_all_keys) {
         struct broker_limits l = sentinel;
-        char **w = parse_ok("[Limits]\nEventsPerClient=3\nClientsPerUser=4\nEvents=5\nCommandLength=6\n", &l, NULL);
+        char **w = parse_ok("[Limits]\nEventsPerClient=3\nClientsPerUser=4\nEvents=5\nCommandLength=6\n"
+                            "EventsPerUser=7\n", &l, NULL);
 
         ck_assert_ptr_null(w);
-        assert_limits(&l, 3, 4, 5, 6);
+        assert_limits(&l, 3, 4, 5, 6, 7);
 }
 END_TEST
 
@@ -98,12 +100,12 @@ START_TEST(test_unset_keys_get_defaults) {
         char **w = parse_ok("[Limits]\nEvents=100\n", &l, NULL);
 
         ck_assert_ptr_null(w);
-        assert_limits(&l, 256, 64, 100, 511);
+        assert_limits(&l, 256, 64, 100, 511, 1024);
 
         l = sentinel;
         w = parse_ok("", &l, NULL);
         ck_assert_ptr_null(w);
-        assert_limits(&l, 256, 64, 4095, 511);
+        assert_limits(&l, 256, 64, 4095, 511, 1024);
 }
 END_TEST
 
@@ -118,11 +120,12 @@ START_TEST(test_comments_whitespace_crlf) {
                             "\tEventsPerClient  =  12\t\r\n"
                             "ClientsPerUser=\t13\n"
                             "Events =14\n"
+                            " EventsPerUser = 16 \n"
                             "CommandLength= 015", /* no final newline; leading zero is still decimal */
                             &l, NULL);
 
         ck_assert_ptr_null(w);
-        assert_limits(&l, 12, 13, 14, 15);
+        assert_limits(&l, 12, 13, 14, 15, 16);
 }
 END_TEST
 
@@ -131,20 +134,21 @@ START_TEST(test_duplicates_override) {
         char **w = parse_ok("[Limits]\nEvents=10\nEvents=20\n[Limits]\nEvents=30\nCommandLength=40\n", &l, NULL);
 
         ck_assert_ptr_null(w);
-        assert_limits(&l, 256, 64, 30, 40);
+        assert_limits(&l, 256, 64, 30, 40, 1024);
 }
 END_TEST
 
 START_TEST(test_range_edges) {
         struct broker_limits l = sentinel;
-        char **w = parse_ok("[Limits]\nEventsPerClient=65536\nClientsPerUser=1\nEvents=4095\nCommandLength=511\n",
-                            &l, NULL);
+        char **w = parse_ok("[Limits]\nEventsPerClient=65536\nClientsPerUser=1\nEvents=4095\nCommandLength=511\n"
+                            "EventsPerUser=4095\n", &l, NULL);
 
         ck_assert_ptr_null(w);
-        assert_limits(&l, 65536, 1, 4095, 511);
-        w = parse_ok("[Limits]\nEventsPerClient=1\nClientsPerUser=65536\nEvents=1\nCommandLength=1\n", &l, NULL);
+        assert_limits(&l, 65536, 1, 4095, 511, 4095);
+        w = parse_ok("[Limits]\nEventsPerClient=1\nClientsPerUser=65536\nEvents=1\nCommandLength=1\nEventsPerUser=1\n",
+                     &l, NULL);
         ck_assert_ptr_null(w);
-        assert_limits(&l, 1, 65536, 1, 1);
+        assert_limits(&l, 1, 65536, 1, 1, 1);
 }
 END_TEST
 
@@ -159,6 +163,9 @@ static const struct {
         { "ClientsPerUser=100000", -ERANGE, "ClientsPerUser=100000 is out of range (1..65536)" },
         { "Events=0", -ERANGE, "Events=0 is out of range (1..4095)" },
         { "Events=4096", -ERANGE, "Events=4096 is out of range (1..4095)" },
+        { "EventsPerUser=0", -ERANGE, "EventsPerUser=0 is out of range (1..4095)" },
+        { "EventsPerUser=4096", -ERANGE, "EventsPerUser=4096 is out of range (1..4095)" },
+        { "EventsPerUser=x", -EINVAL, "EventsPerUser=x is not a decimal number (1..4095)" },
         { "CommandLength=512", -ERANGE, "CommandLength=512 is out of range (1..511)" },
         { "CommandLength=0000", -ERANGE, "CommandLength=0000 is out of range (1..511)" },
         { "Events=99999999999999999999999999999", -ERANGE,
@@ -213,15 +220,15 @@ END_TEST
 START_TEST(test_unknown_key_warns) {
         struct broker_limits l = sentinel;
         _cleanup_free_ char *path = NULL, *w0 = NULL, *w1 = NULL;
-        char **w = parse_ok("[Limits]\nEvents=9\nEventsPerUser=3\nFo\x01o = bar\n", &l, &path);
+        char **w = parse_ok("[Limits]\nEvents=9\nEventsPerUid=3\nFo\x01o = bar\n", &l, &path);
 
         ck_assert_ptr_nonnull(w);
-        w0 = expected(path, ":3: unknown key EventsPerUser in [Limits], ignoring it");
+        w0 = expected(path, ":3: unknown key EventsPerUid in [Limits], ignoring it");
         w1 = expected(path, ":4: unknown key Fo?o in [Limits], ignoring it");
         ck_assert_str_eq(w[0], w0);
         ck_assert_str_eq(w[1], w1);
         ck_assert_ptr_null(w[2]);
-        assert_limits(&l, 256, 64, 9, 511);
+        assert_limits(&l, 256, 64, 9, 511, 1024);
         broker_config_warnings_free(w);
 }
 END_TEST
@@ -235,7 +242,7 @@ START_TEST(test_unknown_section_warns_once_and_is_skipped) {
         w0 = expected(path, ":1: unknown section [Other], ignoring it");
         ck_assert_str_eq(w[0], w0);
         ck_assert_ptr_null(w[1]);
-        assert_limits(&l, 256, 64, 8, 511);
+        assert_limits(&l, 256, 64, 8, 511, 1024);
         broker_config_warnings_free(w);
 }
 END_TEST
@@ -275,7 +282,7 @@ START_TEST(test_line_length_bound) {
         memcpy(text + 9 + BROKER_CONFIG_LINE_MAX, "\nEvents=7\n", 11);
         w = parse_ok(text, &l, NULL);
         ck_assert_ptr_null(w);
-        assert_limits(&l, 256, 64, 7, 511);
+        assert_limits(&l, 256, 64, 7, 511, 1024);
 
         memset(text + 9, '#', BROKER_CONFIG_LINE_MAX + 1);
         memcpy(text + 9 + BROKER_CONFIG_LINE_MAX + 1, "\nEvents=7\n", 11);
@@ -345,7 +352,7 @@ START_TEST(test_load_logs_and_succeeds) {
 
         ck_assert_int_eq(broker_config_load(path, &l, &message), 0);
         ck_assert_ptr_null(message);
-        assert_limits(&l, 5, 64, 4095, 511);
+        assert_limits(&l, 5, 64, 4095, 511, 1024);
         unlink(path);
 }
 END_TEST
@@ -376,7 +383,7 @@ START_TEST(test_example_file) {
                 strcat(uncommented, p);
         }
         fclose(f);
-        ck_assert_uint_eq(keys, 4);
+        ck_assert_uint_eq(keys, 5);
 
         l = sentinel;
         w = parse_ok(uncommented, &l, NULL);

@@ -21,17 +21,25 @@
 
 static sd_event *event;
 static struct provider *provider;
-static struct event_registry reg;
+/* Sessions reach the registry through their broker: the test's registry is
+ * the broker's. */
+static struct broker broker;
+static struct event_registry *const reg = &broker.registry;
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
         ck_assert_int_eq(embedded_provider_ops.new(event, &provider), 0);
-        event_registry_init(&reg, &embedded_provider_ops, provider);
+        broker = (struct broker) {
+                .event = event,
+                .provider_ops = &embedded_provider_ops,
+                .provider = provider,
+        };
+        event_registry_init(reg, &embedded_provider_ops, provider);
 }
 
 static void teardown(void) {
-        event_registry_done(&reg);
-        ck_assert_uint_eq(reg.n_events, 0);
+        event_registry_done(reg);
+        ck_assert_uint_eq(reg->n_events, 0);
         provider = embedded_provider_ops.free(provider);
         event = sd_event_unref(event);
 }
@@ -48,7 +56,7 @@ static struct broker_event *add(const char *command, uid_t owner) {
         struct event_def *def = parse(command);
         struct broker_event *ev = NULL;
 
-        ck_assert_int_eq(event_registry_add(&reg, def, owner, &ev), 0);
+        ck_assert_int_eq(event_registry_add(reg, def, owner, &ev), 0);
         ck_assert_ptr_nonnull(ev);
         ck_assert_ptr_eq(ev->def, def);
         return ev;
@@ -67,11 +75,11 @@ START_TEST(test_indexes_start_at_one_and_are_dense) {
                 struct broker_event *ev = add_numbered(i);
 
                 ck_assert_uint_eq(ev->status_index, i);
-                ck_assert_ptr_eq(reg.by_index[i], ev);
+                ck_assert_ptr_eq(reg->by_index[i], ev);
                 ck_assert_uint_eq(ev->n_registrations, 0);
         }
-        ck_assert_uint_eq(reg.n_events, 10);
-        ck_assert_ptr_null(reg.by_index[0]);
+        ck_assert_uint_eq(reg->n_events, 10);
+        ck_assert_ptr_null(reg->by_index[0]);
 }
 END_TEST
 
@@ -81,24 +89,24 @@ START_TEST(test_exhaustion_and_reuse_after_delete) {
 
         for (unsigned i = 1; i <= STATUS_INDEX_MAX; i++)
                 ck_assert_uint_eq(add_numbered(i)->status_index, i);
-        ck_assert_uint_eq(reg.n_events, STATUS_INDEX_MAX);
-        ck_assert_ptr_null(reg.by_index[0]);
+        ck_assert_uint_eq(reg->n_events, STATUS_INDEX_MAX);
+        ck_assert_ptr_null(reg->by_index[0]);
 
         /* Full: index 0 is never the answer. */
         def = parse("one_too_many u32 a");
-        ck_assert_int_eq(event_registry_add(&reg, def, 1000, &ev), -ENOSPC);
+        ck_assert_int_eq(event_registry_add(reg, def, 1000, &ev), -ENOSPC);
         ck_assert_ptr_null(ev);
-        ck_assert_ptr_null(event_registry_find(&reg, "one_too_many"));
-        ck_assert_uint_eq(reg.n_events, STATUS_INDEX_MAX);
+        ck_assert_ptr_null(event_registry_find(reg, "one_too_many"));
+        ck_assert_uint_eq(reg->n_events, STATUS_INDEX_MAX);
 
         /* A deleted index is handed out again, and its name is free. */
-        event_registry_remove(&reg, event_registry_find(&reg, "ev_77"));
-        ck_assert_ptr_null(reg.by_index[77]);
-        ck_assert_ptr_null(event_registry_find(&reg, "ev_77"));
-        ck_assert_int_eq(event_registry_add(&reg, def, 1000, &ev), 0);
+        event_registry_remove(reg, event_registry_find(reg, "ev_77"));
+        ck_assert_ptr_null(reg->by_index[77]);
+        ck_assert_ptr_null(event_registry_find(reg, "ev_77"));
+        ck_assert_int_eq(event_registry_add(reg, def, 1000, &ev), 0);
         ck_assert_uint_eq(ev->status_index, 77);
-        ck_assert_ptr_eq(event_registry_find(&reg, "one_too_many"), ev);
-        ck_assert_uint_eq(reg.n_events, STATUS_INDEX_MAX);
+        ck_assert_ptr_eq(event_registry_find(reg, "one_too_many"), ev);
+        ck_assert_uint_eq(reg->n_events, STATUS_INDEX_MAX);
 }
 END_TEST
 
@@ -107,12 +115,12 @@ START_TEST(test_deleted_index_not_reused_while_others_are_free) {
 
         for (unsigned i = 1; i <= 5; i++)
                 add_numbered(i);
-        event_registry_remove(&reg, event_registry_find(&reg, "ev_2"));
-        ck_assert_uint_eq(reg.n_events, 4);
+        event_registry_remove(reg, event_registry_find(reg, "ev_2"));
+        ck_assert_uint_eq(reg->n_events, 4);
         /* A stale client of ev_2 must not see a new event's byte at once. */
         ev = add_numbered(6);
         ck_assert_uint_eq(ev->status_index, 6);
-        ck_assert_ptr_null(reg.by_index[2]);
+        ck_assert_ptr_null(reg->by_index[2]);
 }
 END_TEST
 
@@ -122,12 +130,12 @@ START_TEST(test_owner_and_lookup) {
 
         ck_assert_uint_eq(a->owner_uid, 1000);
         ck_assert_uint_eq(b->owner_uid, 2000);
-        ck_assert_ptr_eq(event_registry_find(&reg, "look_a"), a);
-        ck_assert_ptr_eq(event_registry_find(&reg, "look_b"), b);
-        ck_assert_ptr_null(event_registry_find(&reg, "look"));
-        ck_assert_ptr_null(event_registry_find(&reg, "look_a "));
-        ck_assert_ptr_null(event_registry_find(&reg, "LOOK_A"));
-        ck_assert_ptr_null(event_registry_find(&reg, ""));
+        ck_assert_ptr_eq(event_registry_find(reg, "look_a"), a);
+        ck_assert_ptr_eq(event_registry_find(reg, "look_b"), b);
+        ck_assert_ptr_null(event_registry_find(reg, "look"));
+        ck_assert_ptr_null(event_registry_find(reg, "look_a "));
+        ck_assert_ptr_null(event_registry_find(reg, "LOOK_A"));
+        ck_assert_ptr_null(event_registry_find(reg, ""));
         ck_assert_str_eq(a->def->name, "look_a");
 }
 END_TEST
@@ -139,16 +147,16 @@ START_TEST(test_same_name_refused_definitions_compared_by_caller) {
 
         /* What the broker does with an existing name: the same definition
          * (flags aside) reuses the event, other fields are refused. */
-        ck_assert(event_def_equal(event_registry_find(&reg, "same_ev")->def, same));
-        ck_assert(!event_def_equal(event_registry_find(&reg, "same_ev")->def, different));
+        ck_assert(event_def_equal(event_registry_find(reg, "same_ev")->def, same));
+        ck_assert(!event_def_equal(event_registry_find(reg, "same_ev")->def, different));
 
         /* The registry itself never holds two events of one name. */
-        ck_assert_int_eq(event_registry_add(&reg, different, 2000, &other), -EEXIST);
+        ck_assert_int_eq(event_registry_add(reg, different, 2000, &other), -EEXIST);
         ck_assert_ptr_null(other);
-        ck_assert_uint_eq(reg.n_events, 1);
-        ck_assert_ptr_eq(event_registry_find(&reg, "same_ev"), ev);
+        ck_assert_uint_eq(reg->n_events, 1);
+        ck_assert_ptr_eq(event_registry_find(reg, "same_ev"), ev);
         ck_assert_uint_eq(ev->owner_uid, 1000);
-        ck_assert_ptr_null(reg.by_index[2]);
+        ck_assert_ptr_null(reg->by_index[2]);
 }
 END_TEST
 
@@ -157,27 +165,25 @@ START_TEST(test_status_follows_recorders_and_remove_clears) {
         struct provider_event *pe = ev->provider_event;
         int fd;
 
-        ck_assert_uint_eq(broker_event_status(&reg, ev), 0);
+        ck_assert_uint_eq(broker_event_status(reg, ev), 0);
         fd = embedded_provider_ops.record(provider, &pe, 1);
         ck_assert_int_ge(fd, 0);
-        ck_assert_uint_eq(broker_event_status(&reg, ev), EVENT_STATUS_OTHER);
+        ck_assert_uint_eq(broker_event_status(reg, ev), EVENT_STATUS_OTHER);
 
         /* The recorder goes when the provider notices its consumer left. */
         close(fd);
-        for (int i = 0; i < 10 && broker_event_status(&reg, ev) != 0; i++)
+        for (int i = 0; i < 10 && broker_event_status(reg, ev) != 0; i++)
                 ck_assert_int_ge(sd_event_run(event, 100000), 0);
-        ck_assert_uint_eq(broker_event_status(&reg, ev), 0);
+        ck_assert_uint_eq(broker_event_status(reg, ev), 0);
 
-        event_registry_remove(&reg, ev);
-        ck_assert_uint_eq(reg.n_events, 0);
-        ck_assert_ptr_null(reg.by_index[1]);
-        ck_assert_ptr_null(event_registry_find(&reg, "stat_ev"));
+        event_registry_remove(reg, ev);
+        ck_assert_uint_eq(reg->n_events, 0);
+        ck_assert_ptr_null(reg->by_index[1]);
+        ck_assert_ptr_null(event_registry_find(reg, "stat_ev"));
 }
 END_TEST
 
 /* Write indexes (session.c) */
-
-static struct broker broker;
 
 /* A session around a provider session, without session_new()'s bus
  * tracking; session_free() releases it like any other. */
@@ -186,12 +192,7 @@ static struct session *session_without_bus(void) {
         struct session *s = calloc(1, sizeof(*s));
 
         ck_assert_ptr_nonnull(s);
-        broker = (struct broker) {
-                .event = event,
-                .provider_ops = &embedded_provider_ops,
-                .provider = provider,
-                .n_sessions = 1,
-        };
+        broker.n_sessions++;
         s->broker = &broker;
         s->bus_name = strdup(":test");
         ck_assert_ptr_nonnull(s->bus_name);
@@ -220,18 +221,25 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(wi, 2);
         ck_assert_int_eq(session_find_registration(s, d, &wi), -ENOENT);
 
-        /* Unregister: unknown indexes are -ENOENT; a freed index is the
-         * next one handed out. */
+        /* Unregister: unknown indexes are -ENOENT; an unregistered index
+         * stays bound to its event and is never handed to another one. */
         ck_assert_int_eq(session_unregister(s, 3), -ENOENT);
         ck_assert_int_eq(session_unregister(s, UINT32_MAX), -ENOENT);
         ck_assert_int_eq(session_unregister(s, 1), 0);
         ck_assert_int_eq(session_unregister(s, 1), -ENOENT);
         ck_assert_uint_eq(b->n_registrations, 0);
+        ck_assert_uint_eq(b->n_bound_sessions, 1);
         ck_assert_uint_eq(s->n_registrations, 2);
+        ck_assert_int_eq(session_find_registration(s, b, &wi), -ENOENT);
         ck_assert_int_eq(session_register(s, d, &wi), 0);
-        ck_assert_uint_eq(wi, 1);
-        ck_assert_int_eq(session_register(s, b, &wi), 0);
         ck_assert_uint_eq(wi, 3);
+        /* The same event again: its old index, active again. */
+        ck_assert_int_eq(session_register(s, b, &wi), 0);
+        ck_assert_uint_eq(wi, 1);
+        ck_assert_uint_eq(b->n_registrations, 1);
+        ck_assert_uint_eq(b->n_bound_sessions, 1);
+        ck_assert_uint_eq(s->n_registrations, 4);
+        ck_assert_uint_eq(s->n_slots, 4);
 
         /* Ending the session releases every registration. */
         session_free(s);
@@ -239,7 +247,108 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(b->n_registrations, 0);
         ck_assert_uint_eq(c->n_registrations, 0);
         ck_assert_uint_eq(d->n_registrations, 0);
+        ck_assert_uint_eq(a->n_bound_sessions + b->n_bound_sessions + c->n_bound_sessions + d->n_bound_sessions, 0);
         ck_assert_uint_eq(broker.n_sessions, 0);
+}
+END_TEST
+
+/* Opens a record stream of @ev (status byte non-zero until closed). */
+static int record(struct broker_event *ev) {
+        struct provider_event *pe = ev->provider_event;
+        int fd = embedded_provider_ops.record(provider, &pe, 1);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_uint_ne(broker_event_status(reg, ev), 0);
+        return fd;
+}
+
+static void stop_recording(int fd, struct broker_event *ev) {
+        close(fd);
+        for (int i = 0; i < 10 && broker_event_status(reg, ev) != 0; i++)
+                ck_assert_int_ge(sd_event_run(event, 100000), 0);
+        ck_assert_uint_eq(broker_event_status(reg, ev), 0);
+}
+
+START_TEST(test_bound_index_keeps_event_in_use) {
+        struct broker_event *ev = add("bound_ev u32 a", 1000);
+        struct session *s = session_without_bus();
+        uint32_t wi = 99;
+
+        ck_assert(!broker_event_in_use(reg, ev));
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), ev);
+        ck_assert_int_eq(session_register(s, ev, &wi), 0);
+        ck_assert(broker_event_in_use(reg, ev));
+        ck_assert_ptr_null(event_registry_find_evictable(reg));
+
+        /* Unregistered, the index stays bound: still in use, not evictable. */
+        ck_assert_int_eq(session_unregister(s, wi), 0);
+        ck_assert_uint_eq(ev->n_registrations, 0);
+        ck_assert(broker_event_in_use(reg, ev));
+        ck_assert_ptr_null(event_registry_find_evictable(reg));
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 1);
+
+        /* The session ends: nothing holds it any more. */
+        session_free(s);
+        ck_assert_uint_eq(ev->n_bound_sessions, 0);
+        ck_assert(!broker_event_in_use(reg, ev));
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), ev);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 0);
+}
+END_TEST
+
+START_TEST(test_evictable_is_least_recently_used_unused) {
+        struct broker_event *a = add("lru_a u32 a", 1000), *b = add("lru_b u32 b", 1000), *c = add("lru_c u32 c", 1000);
+        struct session *s = session_without_bus();
+        uint32_t wi;
+        int fd;
+
+        /* Creation order first. */
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), a);
+        event_registry_touch(reg, a);
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), b);
+
+        /* Recorded: in use. Registered: in use. */
+        fd = record(b);
+        ck_assert(broker_event_in_use(reg, b));
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), c);
+        ck_assert_int_eq(session_register(s, c, &wi), 0);
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), a);
+        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_ptr_null(event_registry_find_evictable(reg));
+
+        /* Released, they count as used when released: c, then a (the order
+         * the session bound them). b was last touched when created (a
+         * provider stream opened here is not the broker's Record). */
+        stop_recording(fd, b);
+        session_free(s);
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), b);
+        event_registry_remove(reg, b);
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), c);
+        event_registry_remove(reg, c);
+        ck_assert_ptr_eq(event_registry_find_evictable(reg), a);
+}
+END_TEST
+
+START_TEST(test_count_in_use_by_owner) {
+        struct broker_event *a = add("own_a u32 a", 1000), *b = add("own_b u32 b", 1000);
+        struct broker_event *c = add("own_c u32 c", 2000);
+        struct session *s = session_without_bus();
+        uint32_t wi;
+        int fd;
+
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 0);
+        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_int_eq(session_register(s, c, &wi), 0);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 1);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 2000), 1);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 3000), 0);
+        fd = record(b);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 2);
+        stop_recording(fd, b);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 1);
+        session_free(s);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 0);
+        ck_assert_uint_eq(event_registry_count_in_use(reg, 2000), 0);
 }
 END_TEST
 
@@ -256,6 +365,9 @@ static Suite *event_registry_suite(void) {
         tcase_add_test(tc, test_same_name_refused_definitions_compared_by_caller);
         tcase_add_test(tc, test_status_follows_recorders_and_remove_clears);
         tcase_add_test(tc, test_write_indexes);
+        tcase_add_test(tc, test_bound_index_keeps_event_in_use);
+        tcase_add_test(tc, test_evictable_is_least_recently_used_unused);
+        tcase_add_test(tc, test_count_in_use_by_owner);
         suite_add_tcase(s, tc);
         return s;
 }
