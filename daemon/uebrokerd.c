@@ -14,6 +14,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "bus-util.h"
 #include "broker.h"
 #include "cleanup.h"
 #include "config.h"
@@ -179,20 +180,9 @@ static int connect_bus(const struct options *o, sd_bus **ret) {
                 r = sd_bus_open_user_with_description(&bus, "uebrokerd");
                 break;
         case BUS_ADDRESS:
-                r = sd_bus_new(&bus);
-                if (r < 0)
-                        break;
-                (void) sd_bus_set_description(bus, "uebrokerd");
-                r = sd_bus_set_address(bus, o->bus_address);
-                if (r < 0)
-                        break;
-                r = sd_bus_set_bus_client(bus, true);
-                if (r < 0)
-                        break;
-                r = sd_bus_negotiate_fds(bus, true);
-                if (r < 0)
-                        break;
-                r = sd_bus_start(bus);
+                r = bus_open_address(o->bus_address, &bus);
+                if (r >= 0)
+                        (void) sd_bus_set_description(bus, "uebrokerd");
                 break;
         default:
                 r = -EINVAL;
