@@ -9,16 +9,9 @@
 #include <string.h>
 
 #include "event-def.h"
+#include "fuzz-check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define check(cond)                                                                                           \
-        do {                                                                                                  \
-                if (!(cond)) {                                                                                \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-                        abort();                                                                              \
-                }                                                                                             \
-        } while (0)
 
 static void check_error(int r, const struct event_error *error) {
         check(r == -EINVAL || r == -ENOMEM);

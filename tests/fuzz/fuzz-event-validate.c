@@ -10,17 +10,10 @@
 #include <string.h>
 
 #include "event-def.h"
+#include "fuzz-check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define check(cond)                                                                                           \
-        do {                                                                                                  \
-                if (!(cond)) {                                                                                \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-                        abort();                                                                              \
-                }                                                                                             \
-        } while (0)
 
 static const char *const definitions[] = {
         "e u32 a",

@@ -26,6 +26,8 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import dbus
+
+from uebtest import wait_for
 import dbus.lowlevel
 
 NAME = 'org.uebroker1'
@@ -53,15 +55,6 @@ def error_name(exc):
 
 def events_by_name(broker):
     return {str(e[0]): (str(e[1]), int(e[2]), int(e[3]), bool(e[4])) for e in broker.ListEvents()}
-
-
-def wait_for(predicate, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 _observer = None

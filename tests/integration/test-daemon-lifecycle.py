@@ -20,6 +20,8 @@ import unittest
 
 import dbus
 
+from uebtest import wait_for
+
 ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
 UEBROKERD = os.environ['UEBROKERD']
 WRAPPER = shlex.split(os.environ.get('UEBROKERD_WRAPPER', ''))
@@ -27,15 +29,6 @@ WRAPPER = shlex.split(os.environ.get('UEBROKERD_WRAPPER', ''))
 
 def name_owned(conn):
     return bool(conn.name_has_owner('org.uebroker1'))
-
-
-def wait_for(predicate, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def run_daemon(*args, **kwargs):
@@ -92,7 +85,7 @@ class Lifecycle(unittest.TestCase):
 
     def test_2_stop_harness_broker(self):
         os.kill(int(os.environ['UEBROKERD_PID']), signal.SIGTERM)
-        self.assertTrue(wait_for(lambda: not name_owned(self.conn)), 'the harness broker did not leave')
+        self.assertTrue(wait_for(lambda: not name_owned(self.conn), 30.0), 'the harness broker did not leave')
 
     def start_notified(self, extra_env):
         # The harness removes its scratch directory afterwards.
@@ -132,7 +125,7 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, err)
             self.assertIn('Provider auto: using embedded', err)
             self.assertRegex(err, r'<6>uebrokerd .* serving org.uebroker1 with the embedded provider')
-            self.assertTrue(wait_for(lambda: not name_owned(self.conn)))
+            self.assertTrue(wait_for(lambda: not name_owned(self.conn), 30.0))
         finally:
             if proc.poll() is None:
                 proc.kill()
