@@ -7,6 +7,7 @@
 #include <systemd/sd-id128.h>
 
 #include "broker.h"
+#include "bus-caller.h"
 #include "cleanup.h"
 #include "config.h"
 #include "fd-util.h"
@@ -28,22 +29,6 @@ static void emit_active_events_changed(struct broker *b) {
 
         if (r < 0)
                 log_debug_errno(r, "Cannot emit PropertiesChanged for ActiveEvents: %m");
-}
-
-/* The caller's uid and pid from the bus's kernel-verified credentials
- * (dbus-daemon's SO_PEERCRED), never from anything the caller says. */
-static int query_caller(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid) {
-        sd_bus_creds *creds = NULL;
-        int r;
-
-        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID, &creds);
-        if (r < 0)
-                return r;
-        r = sd_bus_creds_get_euid(creds, ret_uid);
-        if (r >= 0)
-                r = sd_bus_creds_get_pid(creds, ret_pid);
-        sd_bus_creds_unref(creds);
-        return r;
 }
 
 /* Length bounds, the grammar's first: a command longer than the grammar
@@ -109,7 +94,9 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 uid = s->uid;
                 pid = s->pid;
         } else {
-                r = query_caller(m, &uid, &pid);
+                r = bus_caller_identify(m, &uid, &pid);
+                if (r >= 0 && pid <= 0)
+                        r = -ENODATA;   /* a session needs the writer's pid for its records */
                 if (r < 0)
                         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                                  "the caller cannot be identified: the bus gave no uid and pid for it (%s)",

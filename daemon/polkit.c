@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <systemd/sd-event.h>
 
+#include "bus-caller.h"
 #include "cleanup.h"
 #include "log.h"
 #include "polkit.h"
@@ -428,26 +429,6 @@ size_t polkit_registry_n_queries(const struct polkit_registry *reg) {
         return reg ? reg->n_queries : 0;
 }
 
-/* The caller's euid as the bus daemon vouches for it: never from the
- * message body, and never "augmented" from /proc (racy). */
-static int query_caller(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        int r;
-
-        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID, &creds);
-        if (r < 0)
-                return r;
-        if (sd_bus_creds_get_augmented_mask(creds) & (SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID))
-                return -EPERM;
-        r = sd_bus_creds_get_euid(creds, ret_uid);
-        if (r < 0)
-                return r;
-        r = sd_bus_creds_get_pid(creds, ret_pid);
-        if (r < 0)
-                *ret_pid = 0;   /* only needed off the system bus; checked there */
-        return 0;
-}
-
 int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *action, bool interactive,
                  sd_bus_error *error) {
         struct polkit_query *q;
@@ -483,7 +464,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                 polkit_query_free(q);
         }
 
-        r = query_caller(m, &uid, &pid);
+        r = bus_caller_identify(m, &uid, &pid);
         if (r < 0) {
                 log_debug_errno(r, "Cannot get the credentials of %s: %m", sender);
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
