@@ -308,10 +308,9 @@ static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *e
 
 static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct broker *b = userdata;
+        _cleanup_free_ struct status_entry *entries = NULL;
         _cleanup_free_ char *text = NULL;
-        struct status_entry *entries;
         size_t n = 0;
-        int r;
 
         entries = calloc(b->registry.n_events ?: 1, sizeof(*entries));
         if (!entries)
@@ -328,105 +327,86 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
                 };
         }
         text = status_text(entries, n, STATUS_MAX_EVENTS);
-        free(entries);
         if (!text)
                 return -ENOMEM;
-        r = sd_bus_reply_method_return(m, "s", text);
-        return r;
+        return sd_bus_reply_method_return(m, "s", text);
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct broker *b = userdata;
-        struct provider_event **events = NULL;
-        const char **names = NULL;
+        _cleanup_free_ struct provider_event **events = NULL;
+        _cleanup_free_ const char **names = NULL;
+        _cleanup_close_ int fd = -EBADF;
         size_t n = 0, allocated = 0;
         const char *name;
-        int fd = -EBADF, r;
+        int r;
 
         /* Read and validate: a bounded number of plausible names. */
         r = sd_bus_message_enter_container(m, 'a', "s");
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "s", &name)) > 0) {
-                if (n >= STATUS_INDEX_MAX) {
-                        r = sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                              "more than %u event names; ask for at most %u", STATUS_INDEX_MAX,
-                                              STATUS_INDEX_MAX);
-                        goto finish;
-                }
-                if (!event_name_plausible(name)) {
-                        r = sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                              "no event has a name of %zu bytes (names are 1 to %u bytes)",
-                                              strlen(name), (unsigned) EVENT_NAME_MAX);
-                        goto finish;
-                }
+                if (n >= STATUS_INDEX_MAX)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "more than %u event names; ask for at most %u", STATUS_INDEX_MAX,
+                                                 STATUS_INDEX_MAX);
+                if (!event_name_plausible(name))
+                        return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                                 "no event has a name of %zu bytes (names are 1 to %u bytes)",
+                                                 strlen(name), (unsigned) EVENT_NAME_MAX);
                 if (n == allocated) {
                         const char **grown;
 
                         allocated = allocated ? allocated * 2 : 8;
                         grown = reallocarray(names, allocated, sizeof(*names));
-                        if (!grown) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
+                        if (!grown)
+                                return -ENOMEM;
                         names = grown;
                 }
                 names[n++] = name;
         }
         if (r < 0)
-                goto finish;
+                return r;
         r = sd_bus_message_exit_container(m);
         if (r < 0)
-                goto finish;
-        if (n == 0) {
-                r = sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
-                                     "no event names given; name at least one event to record");
-                goto finish;
-        }
+                return r;
+        if (n == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                        "no event names given; name at least one event to record");
 
         r = polkit_check(b->polkit, m, "org.uebroker1.record", sd_bus_message_get_allow_interactive_authorization(m) > 0,
                          error);
-        if (r <= 0) {
-                if (r == 0)
-                        r = 1;
-                goto finish;
-        }
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 1;       /* re-run when polkit answers */
 
         events = calloc(n, sizeof(*events));
-        if (!events) {
-                r = -ENOMEM;
-                goto finish;
-        }
+        if (!events)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 struct broker_event *ev = event_registry_find(&b->registry, names[i]);
 
-                if (!ev) {
-                        r = sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                              "no event is called %s (ListEvents shows the events that exist)",
-                                              names[i]);
-                        goto finish;
-                }
+                if (!ev)
+                        return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                                 "no event is called %s (ListEvents shows the events that exist)",
+                                                 names[i]);
                 events[i] = ev->provider_event;
                 event_registry_touch(&b->registry, ev);
         }
 
         fd = b->provider_ops->record(b->provider, events, n);
         if (fd == -EOPNOTSUPP)
-                r = sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
-                                      "the %s provider does not record; use ftrace or perf", b->provider_ops->name);
-        else if (fd == -EUSERS)
-                r = sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                     "too many record streams are open; close one and try again");
-        else if (fd < 0)
-                r = sd_bus_error_set_errnof(error, fd, "cannot open a record stream: %m");
-        else
-                r = sd_bus_reply_method_return(m, "h", fd);
+                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
+                                         "the %s provider does not record; use ftrace or perf", b->provider_ops->name);
+        if (fd == -EUSERS)
+                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                        "too many record streams are open; close one and try again");
+        if (fd < 0)
+                return sd_bus_error_set_errnof(error, fd, "cannot open a record stream: %m");
 
-finish:
-        safe_close(fd);
-        free(events);
-        free(names);
-        return r;
+        /* The reply carries a dup; ours closes on return. */
+        return sd_bus_reply_method_return(m, "h", fd);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
