@@ -37,10 +37,6 @@ char *event_def_canonical(const struct event_def *ev) {
         return strbuf_steal(&sb);
 }
 
-static bool field_is_dynamic(const struct event_field *f) {
-        return f->kind == EVENT_FIELD_DATA_LOC || f->kind == EVENT_FIELD_REL_LOC;
-}
-
 /* The kernel's user_field_format(): exact basic types, then char arrays,
  * then everything else (struct, non-char dynamic) as a 64-bit value.
  * Dynamic char fields print as strings. */
@@ -75,7 +71,7 @@ char *event_def_print_fmt(const struct event_def *ev) {
         for (size_t i = 0; i < ev->n_fields; i++) {
                 const struct event_field *f = &ev->fields[i];
 
-                if (field_is_dynamic(f) && f->is_char)
+                if (event_field_is_dynamic(f) && f->is_char)
                         strbuf_printf(&sb, ", %s(%s)",
                                       f->kind == EVENT_FIELD_DATA_LOC ? "__get_str" : "__get_rel_str", f->name);
                 else
@@ -84,10 +80,16 @@ char *event_def_print_fmt(const struct event_def *ev) {
         return strbuf_steal(&sb);
 }
 
-static void append_format_line(struct strbuf *sb, const char *type, const char *name, unsigned offset,
-                               unsigned size, bool is_signed) {
-        strbuf_printf(sb, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n", type, name, offset, size,
-                      is_signed);
+/* One "field:" line. f_show() moves a bracket suffix behind the name
+ * ("char[20] msg" shows as "char msg[20]", "__rel_loc char[] s" as
+ * "__rel_loc char s[]"), except for __data_loc types. */
+static void append_format_line(struct strbuf *sb, const char *type, const char *name, enum event_field_kind kind,
+                               unsigned offset, unsigned size, bool is_signed) {
+        const char *bracket = kind == EVENT_FIELD_DATA_LOC ? NULL : strchr(type, '[');
+        int type_len = bracket ? (int) (bracket - type) : (int) strlen(type);
+
+        strbuf_printf(sb, "\tfield:%.*s %s%s;\toffset:%u;\tsize:%u;\tsigned:%d;\n", type_len, type, name,
+                      bracket ?: "", offset, size, is_signed);
 }
 
 char *event_def_format_text(const struct event_def *ev, uint32_t id) {
@@ -95,26 +97,16 @@ char *event_def_format_text(const struct event_def *ev, uint32_t id) {
         char *print_fmt;
 
         strbuf_printf(&sb, "name: %s\nID: %u\nformat:\n", ev->name, id);
-        append_format_line(&sb, "unsigned short", "common_type", 0, 2, false);
-        append_format_line(&sb, "unsigned char", "common_flags", 2, 1, false);
-        append_format_line(&sb, "unsigned char", "common_preempt_count", 3, 1, false);
-        append_format_line(&sb, "int", "common_pid", 4, 4, true);
+        append_format_line(&sb, "unsigned short", "common_type", EVENT_FIELD_SCALAR, 0, 2, false);
+        append_format_line(&sb, "unsigned char", "common_flags", EVENT_FIELD_SCALAR, 2, 1, false);
+        append_format_line(&sb, "unsigned char", "common_preempt_count", EVENT_FIELD_SCALAR, 3, 1, false);
+        append_format_line(&sb, "int", "common_pid", EVENT_FIELD_SCALAR, 4, 4, true);
         strbuf_append_c(&sb, '\n');
 
         for (size_t i = 0; i < ev->n_fields; i++) {
                 const struct event_field *f = &ev->fields[i];
 
-                /* f_show() moves a bracket suffix behind the name ("char[20] msg"
-                 * shows as "char msg[20]", "__rel_loc char[] s" as "__rel_loc char
-                 * s[]"), except for __data_loc types. */
-                const char *bracket = f->kind == EVENT_FIELD_DATA_LOC ? NULL : strchr(f->type, '[');
-
-                if (bracket)
-                        strbuf_printf(&sb, "\tfield:%.*s %s%s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
-                                      (int) (bracket - f->type), f->type, f->name, bracket, f->offset, f->size,
-                                      f->is_signed);
-                else
-                        append_format_line(&sb, f->type, f->name, f->offset, f->size, f->is_signed);
+                append_format_line(&sb, f->type, f->name, f->kind, f->offset, f->size, f->is_signed);
         }
 
         print_fmt = event_def_print_fmt(ev);

@@ -41,7 +41,7 @@ int event_def_validate_payload(const struct event_def *ev, const void *payload, 
                 size_t off, size;
                 int r;
 
-                if (f->kind != EVENT_FIELD_DATA_LOC && f->kind != EVENT_FIELD_REL_LOC)
+                if (!event_field_is_dynamic(f))
                         continue;
                 r = event_field_dynamic_span(f, payload, len, &off, &size);
                 if (r < 0)

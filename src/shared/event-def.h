@@ -52,6 +52,12 @@ struct event_field {
         bool size_given;        /* struct: SIZE was written (always true outside match specs) */
 };
 
+/* __data_loc or __rel_loc: the payload holds a u32 location, the bytes
+ * themselves come after the fixed fields. */
+static inline bool event_field_is_dynamic(const struct event_field *f) {
+        return f->kind == EVENT_FIELD_DATA_LOC || f->kind == EVENT_FIELD_REL_LOC;
+}
+
 struct event_def {
         char *name;
         char **flags;           /* flag words after "name:", kept and otherwise ignored */

@@ -147,7 +147,7 @@ int event_encode_payload(const struct event_def *ev, char *const *assignments, s
                 if (values[f - ev->fields])
                         return encode_fail(error, "%s is assigned twice", name);
                 values[f - ev->fields] = eq + 1;
-                if (f->kind == EVENT_FIELD_DATA_LOC || f->kind == EVENT_FIELD_REL_LOC) {
+                if (event_field_is_dynamic(f)) {
                         size_t vlen = strlen(eq + 1);
 
                         /* Upper bound: a string and its NUL, or hex. */
@@ -158,8 +158,7 @@ int event_encode_payload(const struct event_def *ev, char *const *assignments, s
                 }
         }
         for (size_t i = 0; i < ev->n_fields; i++)
-                if ((ev->fields[i].kind == EVENT_FIELD_DATA_LOC || ev->fields[i].kind == EVENT_FIELD_REL_LOC) &&
-                    !values[i])
+                if (event_field_is_dynamic(&ev->fields[i]) && !values[i])
                         dynamic_room += 1;
 
         if (ev->min_size + dynamic_room + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
