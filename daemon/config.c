@@ -18,6 +18,7 @@
 #include "cleanup.h"
 #include "config.h"
 #include "event-def.h"
+#include "fd-util.h"
 #include "log.h"
 #include "status-text.h"
 #include "strbuf.h"
@@ -247,11 +248,12 @@ static int parse_line(struct parser *p, const char *line, size_t n, const char *
 
 /* The whole file, bounded; a FIFO or device is refused rather than read. */
 static int read_config_file(struct parser *p, char **ret_text, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
         struct strbuf sb = STRBUF_INIT;
         struct stat st;
-        char *text;
         size_t size = 0;
-        int fd, r = 0;
+        int r;
 
         fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
@@ -264,18 +266,15 @@ static int read_config_file(struct parser *p, char **ret_text, size_t *ret_size)
         if (fstat(fd, &st) < 0) {
                 r = -errno;
                 strbuf_printf(&sb, "cannot stat: %s", strerror(-r));
-                goto finish;
+                return fail(p, r, &sb);
         }
         if (!S_ISREG(st.st_mode)) {
-                r = -EINVAL;
                 strbuf_append(&sb, "not a regular file");
-                goto finish;
+                return fail(p, -EINVAL, &sb);
         }
         text = malloc(BROKER_CONFIG_FILE_MAX + 1);
-        if (!text) {
-                close(fd);
+        if (!text)
                 return -ENOMEM;
-        }
         for (;;) {
                 ssize_t n = read(fd, text + size, BROKER_CONFIG_FILE_MAX + 1 - size);
 
@@ -284,29 +283,20 @@ static int read_config_file(struct parser *p, char **ret_text, size_t *ret_size)
                 if (n < 0) {
                         r = -errno;
                         strbuf_printf(&sb, "cannot read: %s", strerror(-r));
-                        break;
+                        return fail(p, r, &sb);
                 }
                 if (n == 0)
                         break;
                 size += (size_t) n;
                 if (size > BROKER_CONFIG_FILE_MAX) {
-                        r = -EFBIG;
                         strbuf_printf(&sb, "file is larger than %u bytes", BROKER_CONFIG_FILE_MAX);
-                        break;
+                        return fail(p, -EFBIG, &sb);
                 }
         }
-        if (r < 0) {
-                free(text);
-                goto finish;
-        }
-        close(fd);
         *ret_text = text;
+        text = NULL;
         *ret_size = size;
         return 0;
-
-finish:
-        close(fd);
-        return fail(p, r, &sb);
 }
 
 static int parse_file(struct parser *p, struct broker_limits *limits) {
