@@ -127,8 +127,6 @@ static int decode(const struct event_def *ev, const void *payload, size_t len, s
         if (r < 0)
                 return r;
 
-        /* Terminates the buffer even when nothing follows (no fields). */
-        strbuf_append_n(sb, "", 0);
         if (how == RENDER_JSON)
                 strbuf_append_c(sb, '{');
         for (size_t i = 0; i < ev->n_fields; i++) {

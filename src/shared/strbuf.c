@@ -75,11 +75,12 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...) {
 char *strbuf_steal(struct strbuf *sb) {
         char *s = NULL;
 
-        if (!sb->oom && strbuf_reserve(sb, 0)) {
+        /* Reserving makes a buffer for a builder nothing was appended to;
+         * it fails on an earlier allocation failure too. */
+        if (strbuf_reserve(sb, 0)) {
                 s = sb->buf;
-                s[sb->len] = '\0'; /* a builder nothing was appended to */
-        }
-        else
+                s[sb->len] = '\0';
+        } else
                 free(sb->buf);
         *sb = (struct strbuf) STRBUF_INIT;
         return s;
