@@ -18,6 +18,7 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "broker-bus.h"
 #include "bus-util.h"
 #include "bench-util.h"
 #include "uebroker.h"
@@ -58,7 +59,7 @@ static int record_open(sd_bus *bus) {
         sd_bus_message *reply = NULL;
         int fd = -1;
 
-        if (sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "Record", &error,
+        if (sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Record", &error,
                                &reply, "as", 1, "bench_write") < 0)
                 fprintf(stderr, "Record: %s\n", error.message ?: error.name);
         else if (sd_bus_message_read(reply, "h", &fd) > 0)

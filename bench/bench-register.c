@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <systemd/sd-bus.h>
 
+#include "broker-bus.h"
 #include "bus-util.h"
 #include "bench-util.h"
 
@@ -18,10 +19,10 @@ static int call(sd_bus *bus, const char *interface, const char *member, const ch
         int r;
 
         if (command)
-                r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", interface, member, &error, &reply, "s",
+                r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, interface, member, &error, &reply, "s",
                                        command);
         else
-                r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", interface, member, &error, &reply,
+                r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, interface, member, &error, &reply,
                                        NULL);
         if (r < 0)
                 fprintf(stderr, "%s: %s\n", member, error.message ?: error.name ?: "failed");
@@ -43,13 +44,13 @@ int main(int argc, char *argv[]) {
         /* Warm up; the first Register creates the session and the event,
          * the rest return the same registration (what a re-registering
          * client costs). */
-        if (call(bus, "org.uebroker1.Broker", "Register", "bench_register u32 a; __data_loc char[] s") < 0 ||
+        if (call(bus, BROKER_INTERFACE, "Register", "bench_register u32 a; __data_loc char[] s") < 0 ||
             call(bus, "org.freedesktop.DBus.Peer", "Ping", NULL) < 0)
                 return 1;
 
         t0 = bench_now_ns();
         for (unsigned long long i = 0; i < n; i++)
-                if (call(bus, "org.uebroker1.Broker", "Register", "bench_register u32 a; __data_loc char[] s") < 0)
+                if (call(bus, BROKER_INTERFACE, "Register", "bench_register u32 a; __data_loc char[] s") < 0)
                         return 1;
         t1 = bench_now_ns();
         for (unsigned long long i = 0; i < n; i++)

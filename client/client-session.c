@@ -15,15 +15,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "broker-bus.h"
 #include "bus-util.h"
 #include "client-internal.h"
 #include "fd-util.h"
 #include "status-text.h"
 
-#define BROKER_NAME "org.uebroker1"
-#define BROKER_PATH "/org/uebroker1"
-#define BROKER_INTERFACE "org.uebroker1.Broker"
-#define BROKER_ERROR_PREFIX "org.uebroker1.Error."
 /* tracefs, where a kernel provider's status page lives. */
 #define TRACEFS_MAGIC_NUMBER 0x74726163
 
@@ -37,7 +34,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
         struct ueb_client *c = userdata;
         const char *name, *old_owner, *new_owner;
 
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || strcmp(name, BROKER_NAME) != 0)
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || strcmp(name, BROKER_BUS_NAME) != 0)
                 return 0;
 
         /* Only the broker that holds our session can take it away: a stale
@@ -90,7 +87,7 @@ int ueb_session_connect(struct ueb_client *c) {
 
         r = sd_bus_add_match(bus, &c->owner_watch,
                              "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                             "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BROKER_NAME "'",
+                             "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BROKER_BUS_NAME "'",
                              on_name_owner_changed, c);
         if (r < 0) {
                 ueb_set_error(c, r, "cannot watch the broker's bus name: %s", strerror(-r));
@@ -304,12 +301,12 @@ static const struct {
         const char *name;
         int error;
 } refusals[] = {
-        { BROKER_ERROR_PREFIX "InvalidCommand", -EINVAL },
-        { BROKER_ERROR_PREFIX "NameInUse", -EADDRINUSE },
-        { BROKER_ERROR_PREFIX "QuotaExceeded", -EDQUOT },
-        { BROKER_ERROR_PREFIX "NoSuchEvent", -ENOENT },
-        { BROKER_ERROR_PREFIX "Busy", -EBUSY },
-        { BROKER_ERROR_PREFIX "NotSupported", -EOPNOTSUPP },
+        { BROKER_ERROR_INVALID_COMMAND, -EINVAL },
+        { BROKER_ERROR_NAME_IN_USE, -EADDRINUSE },
+        { BROKER_ERROR_QUOTA_EXCEEDED, -EDQUOT },
+        { BROKER_ERROR_NO_SUCH_EVENT, -ENOENT },
+        { BROKER_ERROR_BUSY, -EBUSY },
+        { BROKER_ERROR_NOT_SUPPORTED, -EOPNOTSUPP },
         { SD_BUS_ERROR_ACCESS_DENIED, -EACCES },
         { SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED, -EACCES },
 };
@@ -374,8 +371,8 @@ int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
         if (!c->bus)
                 return 0;
 
-        r = sd_bus_call_method(c->bus, BROKER_NAME, BROKER_PATH, BROKER_INTERFACE, "Register", &error, &reply, "s",
-                               e->command);
+        r = sd_bus_call_method(c->bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Register", &error,
+                               &reply, "s", e->command);
         if (r < 0) {
                 r = call_failed(c, r, &error, "Register");
                 if (r == 0) {
@@ -479,8 +476,8 @@ int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e) {
         if (shared || !c->bus)
                 return 0;
 
-        r = sd_bus_call_method(c->bus, BROKER_NAME, BROKER_PATH, BROKER_INTERFACE, "Unregister", &error, NULL, "u",
-                               e->write_index);
+        r = sd_bus_call_method(c->bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Unregister", &error,
+                               NULL, "u", e->write_index);
         if (r < 0) {
                 r = call_failed(c, r, &error, "Unregister");
                 if (r == 0)

@@ -66,7 +66,7 @@ int uebctl_list_events(sd_bus *bus, struct uebctl_event_info **ret, size_t *ret_
         size_t n = 0, allocated = 0;
         int r;
 
-        r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "ListEvents", &error,
+        r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "ListEvents", &error,
                                &reply, NULL);
         if (r < 0) {
                 uebctl_call_failed("ListEvents", r, &error);

@@ -32,7 +32,7 @@ int uebctl_delete(int argc, char *argv[]) {
         if (uebctl_bus_open(&bus) < 0)
                 return 1;
         for (int i = optind; i < argc; i++) {
-                r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "Delete",
+                r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Delete",
                                        &error, NULL, "sb", argv[i], (int) interactive);
                 if (r < 0) {
                         char what[300];

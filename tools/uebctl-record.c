@@ -175,7 +175,7 @@ static int open_stream(sd_bus *bus, char **names, size_t n) {
         sd_bus_message *call = NULL, *reply = NULL;
         int fd = -1, r;
 
-        r = sd_bus_message_new_method_call(bus, &call, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker",
+        r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE,
                                            "Record");
         if (r >= 0)
                 r = sd_bus_message_append_strv(call, names);

@@ -17,7 +17,7 @@ int uebctl_status(int argc, char *argv[]) {
         }
         if (uebctl_bus_open(&bus) < 0)
                 return 1;
-        r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "GetStatus", &error,
+        r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "GetStatus", &error,
                                &reply, NULL);
         if (r < 0)
                 uebctl_call_failed("GetStatus", r, &error);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "broker-bus.h"
 #include "uebroker.h"
 
 /* A subcommand: argv[0] is its name; returns the process exit status

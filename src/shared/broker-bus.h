@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The broker's names on the bus (DESIGN.md, "The bus contract"), for
+ * everything that talks to it: the client library, uebctl and the benches.
+ * daemon/broker.h defines the same names with the same values. */
+
+#define BROKER_BUS_NAME "org.uebroker1"
+#define BROKER_OBJECT_PATH "/org/uebroker1"
+#define BROKER_INTERFACE "org.uebroker1.Broker"
+
+#define BROKER_ERROR_INVALID_COMMAND "org.uebroker1.Error.InvalidCommand"
+#define BROKER_ERROR_NAME_IN_USE "org.uebroker1.Error.NameInUse"
+#define BROKER_ERROR_QUOTA_EXCEEDED "org.uebroker1.Error.QuotaExceeded"
+#define BROKER_ERROR_NO_SUCH_EVENT "org.uebroker1.Error.NoSuchEvent"
+#define BROKER_ERROR_BUSY "org.uebroker1.Error.Busy"
+#define BROKER_ERROR_NOT_SUPPORTED "org.uebroker1.Error.NotSupported"
