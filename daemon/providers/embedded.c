@@ -49,6 +49,7 @@
 
 struct provider_event {
         const struct event_def *def;
+        uint16_t name_len;      /* strlen(def->name), for each record's header */
         uint32_t status_index;
         unsigned n_recorders;
 };
@@ -211,6 +212,7 @@ static int embedded_event_add(struct provider *p, const struct event_def *def, u
         if (!ev)
                 return -ENOMEM;
         ev->def = def;
+        ev->name_len = (uint16_t) strlen(def->name);    /* at most EVENT_NAME_MAX */
         ev->status_index = *io_status_index;
         status_update(p, ev);
         *ret = ev;
@@ -280,34 +282,22 @@ static void recorder_count_lost(struct recorder *r) {
         (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
 }
 
-static void recorder_send(struct recorder *r, const struct provider_session *s, const struct provider_event *ev,
+/* @h is the record's header, the same for every recorder. */
+static void recorder_send(struct recorder *r, const struct record_header *h, const struct provider_event *ev,
                           const void *payload, size_t payload_len) {
-        struct timespec ts;
-        struct record_header h;
-        struct iovec iov[3];
+        struct iovec iov[3] = {
+                { (void *) h, sizeof(*h) },
+                { (void *) ev->def->name, ev->name_len },
+                { (void *) payload, payload_len },
+        };
         struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
-        size_t name_len = strlen(ev->def->name);
-        ssize_t n;
 
         if (r->lost > 0 && recorder_send_lost(r) < 0) {
                 recorder_count_lost(r);
                 return;
         }
 
-        clock_gettime(CLOCK_REALTIME, &ts);
-        h = (struct record_header) {
-                .length = (uint32_t) (sizeof(h) + name_len + payload_len),
-                .name_len = (uint16_t) name_len,
-                .pid = (uint32_t) s->pid,
-                .uid = (uint32_t) s->uid,
-                .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
-        };
-        iov[0] = (struct iovec) { &h, sizeof(h) };
-        iov[1] = (struct iovec) { (void *) ev->def->name, name_len };
-        iov[2] = (struct iovec) { (void *) payload, payload_len };
-
-        n = sendmsg(r->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0) {
+        if (sendmsg(r->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
                 /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
                  * EPOLLHUP will free it; count either way. */
                 recorder_count_lost(r);
@@ -412,6 +402,10 @@ static void session_drop(struct provider_session *s, const char *why, uint32_t w
 static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len) {
         struct provider *p = s->provider;
         const struct provider_event *ev;
+        struct record_header h;
+        struct timespec ts;
+        const uint8_t *payload;
+        size_t payload_len;
         uint32_t write_index;
         int r;
 
@@ -428,7 +422,9 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
         }
         ev = s->slots[write_index].event;
-        r = event_def_validate_payload(ev->def, msg + sizeof(write_index), len - sizeof(write_index));
+        payload = msg + sizeof(write_index);
+        payload_len = len - sizeof(write_index);
+        r = event_def_validate_payload(ev->def, payload, payload_len);
         if (r < 0) {
                 session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
                                                "dynamic field out of bounds or not NUL-terminated", write_index);
@@ -438,11 +434,20 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
         /* Disabled events cost a lookup and a validation, nothing more. */
         if (ev->n_recorders == 0)
                 return;
-        for (struct recorder *rec = p->recorders, *next; rec; rec = next) {
-                next = rec->next;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        h = (struct record_header) {
+                .length = (uint32_t) (sizeof(h) + ev->name_len + payload_len),
+                .name_len = ev->name_len,
+                .pid = (uint32_t) s->pid,
+                .uid = (uint32_t) s->uid,
+                .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
+        };
+        /* Sending never frees a recorder (a gone consumer is freed on
+         * EPOLLHUP), so the list stays intact while we walk it. */
+        for (struct recorder *rec = p->recorders; rec; rec = rec->next)
                 if (recorder_wants(rec, ev->status_index))
-                        recorder_send(rec, s, ev, msg + sizeof(write_index), len - sizeof(write_index));
-        }
+                        recorder_send(rec, &h, ev, payload, payload_len);
 }
 
 /* Receives one message and handles it. Returns its length; 0 for an empty
