@@ -103,6 +103,15 @@ struct provider {
         struct log_ratelimit drop_ratelimit;
 };
 
+/* Closes the stream and frees @r; its events and the list are the
+ * caller's business. */
+static void recorder_release(struct recorder *r) {
+        sd_event_source_disable_unref(r->io);
+        safe_close(r->fd);
+        free(r->events);
+        free(r);
+}
+
 static int embedded_probe(char **ret_reason) {
         /* memfd_create and AF_UNIX sockets are all it needs. */
         return 1;
@@ -112,15 +121,13 @@ static struct provider *embedded_free(struct provider *p) {
         if (!p)
                 return NULL;
 
-        /* The broker frees sessions and events first; recorders are ours. */
+        /* The broker frees sessions and events first, so a recorder's
+         * events are gone: release the recorders without touching them. */
         while (p->recorders) {
                 struct recorder *r = p->recorders;
 
                 p->recorders = r->next;
-                sd_event_source_disable_unref(r->io);
-                safe_close(r->fd);
-                free(r->events);
-                free(r);
+                recorder_release(r);
         }
 
         log_info("Embedded provider: %llu records received, %llu dropped as invalid, %llu recorded, %llu lost to slow consumers.",
@@ -247,11 +254,7 @@ static void recorder_free(struct recorder *r) {
         if (r->next)
                 r->next->prev = r->prev;
         p->n_recorders--;
-
-        sd_event_source_disable_unref(r->io);
-        safe_close(r->fd);
-        free(r->events);
-        free(r);
+        recorder_release(r);
 }
 
 static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
@@ -336,7 +339,7 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         r->fd = -EBADF;
         r->events = calloc(n_events, sizeof(*r->events));
         if (!r->events) {
-                free(r);
+                recorder_release(r);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n_events; i++) {
@@ -377,11 +380,8 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         return fds[1];
 
 fail:
-        sd_event_source_disable_unref(r->io);
-        safe_close(fds[0]);
         safe_close(fds[1]);
-        free(r->events);
-        free(r);
+        recorder_release(r);    /* closes fds[0], which is r->fd once set */
         return ret;
 }
 
