@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 
 #include "uebroker.h"
@@ -111,6 +112,17 @@ struct ueb_client {
 
 /* Time */
 uint64_t ueb_now_usec(void);
+
+/* Statistics counters: bumped by any thread, without a lock. */
+static inline void ueb_counter_add(uint64_t *counter) {
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* After fork() the child holds copies: the bus connection and the thread
+ * belong to the parent. */
+static inline bool ueb_client_forked(const struct ueb_client *c) {
+        return getpid() != c->owner_pid;
+}
 
 /* Errors: formats into c->last_error, returns @error (negative errno). */
 int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) __attribute__((format(printf, 3, 4)));

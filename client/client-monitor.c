@@ -119,8 +119,7 @@ void ueb_monitor_stop(struct ueb_client *c) {
         if (!c->thread_started)
                 return;
         c->thread_started = false;
-        /* After fork() the thread exists only in the parent. */
-        if (getpid() != c->owner_pid)
+        if (ueb_client_forked(c))
                 return;
 
         pthread_mutex_lock(&c->lock);

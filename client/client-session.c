@@ -24,10 +24,6 @@
 /* tracefs, where a kernel provider's status page lives. */
 #define TRACEFS_MAGIC_NUMBER 0x74726163
 
-static bool pid_changed(const struct ueb_client *c) {
-        return getpid() != c->owner_pid;
-}
-
 /* Name watch */
 
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -116,7 +112,7 @@ fail:
 }
 
 void ueb_session_disconnect(struct ueb_client *c) {
-        if (pid_changed(c)) {
+        if (ueb_client_forked(c)) {
                 /* After fork() the connection belongs to the parent; sd-bus
                  * refuses to touch it here. Leave it. */
                 c->owner_watch = NULL;
@@ -410,7 +406,7 @@ int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
         e->status_index = status_index;
         e->state = UEB_EVENT_REGISTERED;
         __atomic_store_n(&e->head.status, c->status_window + status_index, __ATOMIC_RELEASE);
-        __atomic_fetch_add(&e->registrations, 1, __ATOMIC_RELAXED);
+        ueb_counter_add(&e->registrations);
         c->broker_absent = false;
         r = 1;
 out:

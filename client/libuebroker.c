@@ -39,12 +39,16 @@ int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) {
         return error;
 }
 
-static void counter_add(uint64_t *counter) {
-        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-}
-
 static uint64_t counter_get(const uint64_t *counter) {
         return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+static struct ueb_event *event_free(struct ueb_event *e) {
+        if (e) {
+                free(e->command);
+                free(e);
+        }
+        return NULL;
 }
 
 /* Records written just before close are still in the socket: give the
@@ -75,8 +79,7 @@ static struct ueb_client *client_free(struct ueb_client *c) {
                 struct ueb_event *e = c->events;
 
                 c->events = e->next;
-                free(e->command);
-                free(e);
+                event_free(e);
         }
         ueb_session_disconnect(c);
         if (c->status_window)
@@ -141,8 +144,9 @@ UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const cha
                 goto fail;
         }
 
+        /* No bus yet is no failure: the thread keeps trying. */
         pthread_mutex_lock(&c->lock);
-        r = ueb_session_connect(c);
+        (void) ueb_session_connect(c);
         pthread_mutex_unlock(&c->lock);
 
         r = ueb_monitor_start(c);
@@ -182,14 +186,15 @@ static void event_unlink(struct ueb_client *c, struct ueb_event *e) {
         e->next = e->prev = NULL;
 }
 
-static void stats_retire(struct ueb_client *c, const struct ueb_event *e) {
+/* Adds the counters of @e to @sum. */
+static void stats_add(struct ueb_stats *sum, const struct ueb_event *e) {
         struct ueb_stats s;
 
         ueb_event_stats(e, &s);
-        c->retired.written += s.written;
-        c->retired.dropped += s.dropped;
-        c->retired.failed += s.failed;
-        c->retired.registrations += s.registrations;
+        sum->written += s.written;
+        sum->dropped += s.dropped;
+        sum->failed += s.failed;
+        sum->registrations += s.registrations;
 }
 
 UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ueb_event **ret) {
@@ -227,7 +232,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         }
         e->command = strndup(command, len);
         if (!e->command) {
-                free(e);
+                event_free(e);
                 r = -ENOMEM;
                 goto out;
         }
@@ -242,8 +247,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         if (c->bus && (!c->broker_absent || ueb_now_usec() >= c->next_register_usec))
                 r = ueb_session_register_event(c, e);
         if (r < 0) {
-                free(e->command);
-                free(e);
+                event_free(e);
                 goto out;
         }
 
@@ -268,12 +272,12 @@ UEB_EXPORT int ueb_unregister(struct ueb_event *e) {
         pthread_mutex_lock(&c->lock);
         r = ueb_session_unregister_event(c, e);
         event_unlink(c, e);
-        stats_retire(c, e);
+        /* Its counters stay in the client's totals. */
+        stats_add(&c->retired, e);
         pthread_mutex_unlock(&c->lock);
         ueb_monitor_wake(c);
 
-        free(e->command);
-        free(e);
+        event_free(e);
         return r;
 }
 
@@ -295,18 +299,18 @@ UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcn
         int error;
 
         if (iovcnt < 0 || iovcnt > UEB_WRITE_IOV_MAX || (iovcnt > 0 && !iov)) {
-                counter_add(&e->failed);
+                ueb_counter_add(&e->failed);
                 return -EINVAL;
         }
 
         /* Never wait: a held write lock means a swap is under way. */
         if (pthread_rwlock_tryrdlock(&c->swap_lock) != 0) {
-                counter_add(&e->dropped);
+                ueb_counter_add(&e->dropped);
                 return -EAGAIN;
         }
         if (!e->registered || c->data_fd < 0) {
                 pthread_rwlock_unlock(&c->swap_lock);
-                counter_add(&e->dropped);
+                ueb_counter_add(&e->dropped);
                 return -ENOTCONN;
         }
 
@@ -326,21 +330,21 @@ UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcn
         pthread_rwlock_unlock(&c->swap_lock);
 
         if (error == 0) {
-                counter_add(&e->written);
+                ueb_counter_add(&e->written);
                 return 0;
         }
         if (error_is_drop(error)) {
-                counter_add(&e->dropped);
+                ueb_counter_add(&e->dropped);
                 return -EAGAIN;
         }
         if (error_is_lost_broker(error)) {
-                counter_add(&e->dropped);
+                ueb_counter_add(&e->dropped);
                 /* Tell the background thread once; it re-registers. */
                 if (__atomic_exchange_n(&c->session_broken, 1, __ATOMIC_ACQ_REL) == 0)
                         ueb_monitor_wake(c);
                 return -error;
         }
-        counter_add(&e->failed);
+        ueb_counter_add(&e->failed);
         return -error;
 }
 
@@ -364,14 +368,7 @@ UEB_EXPORT void ueb_event_stats(const struct ueb_event *e, struct ueb_stats *ret
 UEB_EXPORT void ueb_client_stats(struct ueb_client *c, struct ueb_stats *ret) {
         pthread_mutex_lock(&c->lock);
         *ret = c->retired;
-        for (struct ueb_event *e = c->events; e; e = e->next) {
-                struct ueb_stats s;
-
-                ueb_event_stats(e, &s);
-                ret->written += s.written;
-                ret->dropped += s.dropped;
-                ret->failed += s.failed;
-                ret->registrations += s.registrations;
-        }
+        for (struct ueb_event *e = c->events; e; e = e->next)
+                stats_add(ret, e);
         pthread_mutex_unlock(&c->lock);
 }
