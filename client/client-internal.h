@@ -139,7 +139,7 @@ bool ueb_session_has_pending(const struct ueb_client *c);
 int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e);
 /* The broker or its data file is gone: every event back to pending, status
  * pointers to zero, data file closed. */
-void ueb_session_lose(struct ueb_client *c, const char *why);
+void ueb_session_lose(struct ueb_client *c);
 /* Runs the bus: dispatches the name watch, notices a dead connection. */
 void ueb_session_process(struct ueb_client *c);
 /* A writer saw EPIPE or alike: loses the session if its data file is

@@ -89,7 +89,7 @@ static void *monitor_main(void *userdata) {
                 /* Only if the descriptor we polled is still the session's. */
                 if (data_slot >= 0 && (p[data_slot].revents & (POLLHUP | POLLERR)) &&
                     generation == c->session_generation)
-                        ueb_session_lose(c, "the broker closed the data file");
+                        ueb_session_lose(c);
         }
         pthread_mutex_unlock(&c->lock);
         return NULL;

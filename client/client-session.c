@@ -17,6 +17,7 @@
 
 #include "broker-bus.h"
 #include "bus-util.h"
+#include "cleanup.h"
 #include "client-internal.h"
 #include "fd-util.h"
 #include "status-text.h"
@@ -36,7 +37,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
         /* Only the broker that holds our session can take it away: a stale
          * signal about an earlier broker must not drop a fresh session. */
         if (c->broker_owner && strcmp(old_owner, c->broker_owner) == 0)
-                ueb_session_lose(c, "the broker left the bus");
+                ueb_session_lose(c);
 
         if (*new_owner) {
                 /* A new broker: try everything again, refused events too
@@ -126,7 +127,7 @@ void ueb_session_disconnect(struct ueb_client *c) {
 
 /* The connection itself is gone (bus daemon restarted, or it threw us out). */
 static void bus_lost(struct ueb_client *c) {
-        ueb_session_lose(c, "the bus connection closed");
+        ueb_session_lose(c);
         ueb_session_disconnect(c);
         /* Reconnect right away once; backoff after that. */
         c->next_connect_usec = 0;
@@ -161,7 +162,7 @@ static void window_clear(struct ueb_client *c) {
                 c->window_holds_page = false;
 }
 
-void ueb_session_lose(struct ueb_client *c, const char *why) {
+void ueb_session_lose(struct ueb_client *c) {
         int old_fd;
 
         for (struct ueb_event *e = c->events; e; e = e->next) {
@@ -184,7 +185,6 @@ void ueb_session_lose(struct ueb_client *c, const char *why) {
         c->broker_owner = NULL;
         /* Try again soon (the rate limit in register_pending applies). */
         c->next_register_usec = 0;
-        (void) why;
 }
 
 void ueb_session_check_data_file(struct ueb_client *c) {
@@ -193,7 +193,7 @@ void ueb_session_check_data_file(struct ueb_client *c) {
         if (c->data_fd < 0)
                 return;
         if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
-                ueb_session_lose(c, "the data file was closed");
+                ueb_session_lose(c);
 }
 
 /* Only a memfd sealed against shrinking (so it can never be truncated under
@@ -358,8 +358,8 @@ static int call_failed(struct ueb_client *c, int r, const sd_bus_error *error, c
 /* Register */
 
 int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *owner;
         uint32_t status_index, write_index;
         int data_fd, status_fd, r;
@@ -375,28 +375,24 @@ int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
                         c->broker_absent = true;
                         c->next_register_usec = ueb_now_usec() + UEB_REGISTER_RETRY_USEC;
                 }
-                goto out;
+                return r;
         }
 
         r = sd_bus_message_read(reply, "hhuu", &data_fd, &status_fd, &status_index, &write_index);
         owner = sd_bus_message_get_sender(reply);
-        if (r <= 0 || !owner) {
-                r = ueb_set_error(c, -EPROTO, "Register: unexpected reply");
-                goto out;
-        }
-        if (status_index == 0 || status_index > STATUS_INDEX_MAX) {
-                r = ueb_set_error(c, -EPROTO, "Register: status index %u is outside the page", status_index);
-                goto out;
-        }
+        if (r <= 0 || !owner)
+                return ueb_set_error(c, -EPROTO, "Register: unexpected reply");
+        if (status_index == 0 || status_index > STATUS_INDEX_MAX)
+                return ueb_set_error(c, -EPROTO, "Register: status index %u is outside the page", status_index);
 
         /* Every Register of one connection returns the same data file; if
          * this one differs, the broker restarted between two calls. */
         if (c->data_fd >= 0 && !session_matches(c, data_fd, owner))
-                ueb_session_lose(c, "the broker handed out a new session");
+                ueb_session_lose(c);
         if (c->data_fd < 0) {
                 r = session_adopt(c, data_fd, status_fd, owner);
                 if (r < 0)
-                        goto out;
+                        return r;
         }
 
         pthread_rwlock_wrlock(&c->swap_lock);
@@ -408,11 +404,7 @@ int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
         __atomic_store_n(&e->head.status, c->status_window + status_index, __ATOMIC_RELEASE);
         ueb_counter_add(&e->registrations);
         c->broker_absent = false;
-        r = 1;
-out:
-        sd_bus_message_unref(reply);
-        sd_bus_error_free(&error);
-        return r;
+        return 1;
 }
 
 bool ueb_session_has_pending(const struct ueb_client *c) {
@@ -452,8 +444,7 @@ void ueb_session_register_pending(struct ueb_client *c) {
 /* Unregister */
 
 int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        bool shared = false;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
         if (e->state != UEB_EVENT_REGISTERED)
@@ -468,17 +459,16 @@ int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e) {
         /* Another handle on the same event keeps the registration. */
         for (const struct ueb_event *o = c->events; o; o = o->next)
                 if (o != e && o->state == UEB_EVENT_REGISTERED && o->write_index == e->write_index)
-                        shared = true;
-        if (shared || !c->bus)
+                        return 0;
+        if (!c->bus)
                 return 0;
 
         r = sd_bus_call_method(c->bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Unregister", &error,
                                NULL, "u", e->write_index);
         if (r < 0) {
+                /* 0 from call_failed: the broker is gone, and with it the registration. */
                 r = call_failed(c, r, &error, "Unregister");
-                if (r == 0)
-                        r = -ENOTCONN;
+                return r < 0 ? r : -ENOTCONN;
         }
-        sd_bus_error_free(&error);
-        return r < 0 ? r : 0;
+        return 0;
 }
