@@ -89,25 +89,27 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
                 free(ev);
                 return r;
         }
+        /* A provider that picks indexes itself gave one we cannot hold. */
         if (index == 0 || index > STATUS_INDEX_MAX || reg->by_index[index]) {
-                /* A provider that picks indexes itself gave one we cannot
-                 * hold. */
-                reg->ops->event_remove(reg->provider, ev->provider_event);
-                free(ev);
-                return -EADDRINUSE;
+                r = -EADDRINUSE;
+                goto fail;
         }
         ev->status_index = index;
 
         node = tsearch(ev, &reg->by_name, compare_by_name);
         if (!node) {
-                reg->ops->event_remove(reg->provider, ev->provider_event);
-                free(ev);
-                return -ENOMEM;
+                r = -ENOMEM;
+                goto fail;
         }
         reg->by_index[index] = ev;
         reg->n_events++;
         *ret = ev;
         return 0;
+
+fail:
+        reg->ops->event_remove(reg->provider, ev->provider_event);
+        free(ev);       /* @def stays the caller's */
+        return r;
 }
 
 void event_registry_remove(struct event_registry *reg, struct broker_event *ev) {
