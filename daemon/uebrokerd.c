@@ -108,9 +108,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                 case ARG_DEBUG:
                         o->debug = true;
                         break;
-                case '?':
-                        return -EINVAL;
-                default:
+                default:        /* '?': getopt_long() has said what is wrong */
                         return -EINVAL;
                 }
 
