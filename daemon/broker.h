@@ -12,20 +12,12 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+/* The bus name, path, interface and error names: one definition for the
+ * daemon and its clients. */
+#include "broker-bus.h"
 #include "config.h"
 #include "event-registry.h"
 #include "providers/provider.h"
-
-#define BROKER_BUS_NAME "org.uebroker1"
-#define BROKER_OBJECT_PATH "/org/uebroker1"
-#define BROKER_INTERFACE "org.uebroker1.Broker"
-
-#define BROKER_ERROR_INVALID_COMMAND "org.uebroker1.Error.InvalidCommand"
-#define BROKER_ERROR_NAME_IN_USE "org.uebroker1.Error.NameInUse"
-#define BROKER_ERROR_QUOTA_EXCEEDED "org.uebroker1.Error.QuotaExceeded"
-#define BROKER_ERROR_NO_SUCH_EVENT "org.uebroker1.Error.NoSuchEvent"
-#define BROKER_ERROR_BUSY "org.uebroker1.Error.Busy"
-#define BROKER_ERROR_NOT_SUPPORTED "org.uebroker1.Error.NotSupported"
 
 struct polkit_registry;
 
