@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
+
 enum ueb_bus uebctl_bus_kind = UEB_BUS_DEFAULT;
 const char *uebctl_bus_address = NULL;
 
@@ -60,8 +62,8 @@ void uebctl_event_info_free(struct uebctl_event_info *events, size_t n) {
 }
 
 int uebctl_list_events(sd_bus *bus, struct uebctl_event_info **ret, size_t *ret_n) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct uebctl_event_info *events = NULL;
         size_t n = 0, allocated = 0;
         int r;
@@ -70,7 +72,7 @@ int uebctl_list_events(sd_bus *bus, struct uebctl_event_info **ret, size_t *ret_
                                &reply, NULL);
         if (r < 0) {
                 uebctl_call_failed("ListEvents", r, &error);
-                goto out;
+                return r;
         }
         r = sd_bus_message_enter_container(reply, 'a', "(ssuub)");
         if (r < 0)
@@ -111,15 +113,10 @@ int uebctl_list_events(sd_bus *bus, struct uebctl_event_info **ret, size_t *ret_
         }
         *ret = events;
         *ret_n = n;
-        events = NULL;
-        r = 0;
-        goto out;
+        return 0;
 
 bad_reply:
         fprintf(stderr, "error: ListEvents: cannot read the reply: %s\n", strerror(-r));
         uebctl_event_info_free(events, n);
-out:
-        sd_bus_message_unref(reply);
-        sd_bus_error_free(&error);
         return r;
 }

@@ -6,13 +6,14 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "cleanup.h"
+
 int uebctl_delete(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "no-ask-password", no_argument, NULL, 'n' },
                 {},
         };
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus *bus = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         /* polkit may ask for a password only when someone can answer. */
         bool interactive = isatty(STDIN_FILENO);
         int c, r, status = 0;
@@ -32,6 +33,8 @@ int uebctl_delete(int argc, char *argv[]) {
         if (uebctl_bus_open(&bus) < 0)
                 return 1;
         for (int i = optind; i < argc; i++) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
                 r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Delete",
                                        &error, NULL, "sb", argv[i], (int) interactive);
                 if (r < 0) {
@@ -40,8 +43,6 @@ int uebctl_delete(int argc, char *argv[]) {
                         snprintf(what, sizeof(what), "Delete %s", argv[i]);
                         status = uebctl_call_failed(what, r, &error);
                 }
-                sd_bus_error_free(&error);
         }
-        sd_bus_flush_close_unref(bus);
         return status;
 }

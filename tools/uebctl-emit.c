@@ -43,14 +43,12 @@ int uebctl_emit(int argc, char *argv[]) {
                 fprintf(stderr, "error: cannot create a client: %s\n", strerror(-r));
                 goto out;
         }
+        /* 0 (pending) is a failure too: one record cannot wait for a broker. */
         r = ueb_register(client, argv[1], &event);
-        if (r < 0) {
-                fprintf(stderr, "error: Register: %s\n", ueb_last_error(client));
-                goto out;
-        }
-        if (r == 0) {
+        if (r <= 0) {
                 fprintf(stderr, "error: Register: %s\n",
-                        *ueb_last_error(client) ? ueb_last_error(client) : "the broker is not reachable");
+                        *ueb_last_error(client) ? ueb_last_error(client) :
+                        r < 0 ? strerror(-r) : "the broker is not reachable");
                 goto out;
         }
 

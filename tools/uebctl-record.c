@@ -170,10 +170,11 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
         return true;
 }
 
-static int open_stream(sd_bus *bus, char **names, size_t n) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *call = NULL, *reply = NULL;
-        int fd = -1, r;
+/* Calls Record; returns our own (O_CLOEXEC) descriptor of the stream. */
+static int open_stream(sd_bus *bus, char **names) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        int fd, r;
 
         r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE,
                                            "Record");
@@ -183,27 +184,21 @@ static int open_stream(sd_bus *bus, char **names, size_t n) {
                 r = sd_bus_message_set_allow_interactive_authorization(call, isatty(STDIN_FILENO));
         if (r < 0) {
                 fprintf(stderr, "error: Record: %s\n", strerror(-r));
-                goto out;
+                return r;
         }
         r = sd_bus_call(bus, call, 0, &error, &reply);
         if (r < 0) {
                 uebctl_call_failed("Record", r, &error);
-                goto out;
+                return r;
         }
-        r = sd_bus_message_read(reply, "h", &fd);
-        if (r <= 0) {
+        if (sd_bus_message_read(reply, "h", &fd) <= 0) {
                 fprintf(stderr, "error: Record: unexpected reply\n");
-                r = -EPROTO;
-                goto out;
+                return -EPROTO;
         }
+        /* The reply owns @fd and closes it with the message. */
         r = fd_dup_cloexec(fd);
         if (r < 0)
                 fprintf(stderr, "error: Record: %s\n", strerror(-r));
-out:
-        (void) n;
-        sd_bus_message_unref(call);
-        sd_bus_message_unref(reply);
-        sd_bus_error_free(&error);
         return r;
 }
 
@@ -268,7 +263,7 @@ int uebctl_record(int argc, char *argv[]) {
                 return 1;
         r = load_definitions(bus, names, n_names, &events);
         if (r >= 0)
-                stream = open_stream(bus, names, n_names);
+                stream = open_stream(bus, names);
         /* The stream lives on without the bus connection. */
         sd_bus_flush_close_unref(bus);
         if (r < 0 || stream < 0)

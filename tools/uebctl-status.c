@@ -4,12 +4,14 @@
 
 #include <stdio.h>
 
+#include "cleanup.h"
+
 int uebctl_status(int argc, char *argv[]) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *text;
-        int r, status = 1;
+        int r;
 
         if (argc != 1) {
                 fprintf(stderr, "usage: uebctl status\n");
@@ -20,15 +22,11 @@ int uebctl_status(int argc, char *argv[]) {
         r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "GetStatus", &error,
                                &reply, NULL);
         if (r < 0)
-                uebctl_call_failed("GetStatus", r, &error);
-        else if (sd_bus_message_read(reply, "s", &text) <= 0)
+                return uebctl_call_failed("GetStatus", r, &error);
+        if (sd_bus_message_read(reply, "s", &text) <= 0) {
                 fprintf(stderr, "error: GetStatus: unexpected reply\n");
-        else {
-                fputs(text, stdout);
-                status = fflush(stdout) == 0 ? 0 : 1;
+                return 1;
         }
-        sd_bus_message_unref(reply);
-        sd_bus_error_free(&error);
-        sd_bus_flush_close_unref(bus);
-        return status;
+        fputs(text, stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
 }
