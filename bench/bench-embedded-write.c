@@ -8,7 +8,6 @@
  *   harness, see bench/README.md)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -21,6 +20,7 @@
 #include "broker-bus.h"
 #include "bus-util.h"
 #include "bench-util.h"
+#include "fd-util.h"
 #include "uebroker.h"
 
 #define BENCH_COMMAND "bench_write u64 seq; char[16] pad"
@@ -63,7 +63,7 @@ static int record_open(sd_bus *bus) {
                                &reply, "as", 1, "bench_write") < 0)
                 fprintf(stderr, "Record: %s\n", error.message ?: error.name);
         else if (sd_bus_message_read(reply, "h", &fd) > 0)
-                fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                fd = fd_dup_cloexec(fd);
         sd_bus_message_unref(reply);
         sd_bus_error_free(&error);
         return fd;
@@ -107,7 +107,7 @@ int main(int argc, char *argv[]) {
         t1 = bench_now_ns();
 
         /* The direct path: the same record, straight into a socket. */
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
+        if (socketpair_seqpacket(fds) < 0)
                 return 1;
         direct.fd = fds[0];
         pthread_create(&direct_thread, NULL, reader_main, &direct);
