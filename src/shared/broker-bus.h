@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The broker's names on the bus (DESIGN.md, "The bus contract"), for
- * everything that talks to it: the client library, uebctl and the benches.
- * daemon/broker.h defines the same names with the same values. */
+/* The broker's names on the bus (DESIGN.md, "The bus contract"), defined
+ * once for the daemon and for everything that talks to it: the client
+ * library, uebctl and the benches. */
 
 #define BROKER_BUS_NAME "org.uebroker1"
 #define BROKER_OBJECT_PATH "/org/uebroker1"
