@@ -101,6 +101,28 @@ def wait_for(predicate, what, timeout=10.0):
     raise AssertionError(f'timed out waiting for {what}')
 
 
+def assert_pending_check_dropped(test, action):
+    """A caller (uid nobody) asks for @action while polkit hangs, then is
+    killed: the service must drop its pending check before polkit answers."""
+    test.mock.control.SimulateHang(True)
+    caller = subprocess.Popen(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', sys.executable,
+                               os.path.join(TMP, 'polkit-caller.py'), test.bus.address, 'check', action, '0'],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        try:
+            wait_for(lambda: bool(test.mock.control.HaveHangingCalls()), 'the check to reach polkit')
+            test.assertEqual(test.service.queries(), 1)
+        finally:
+            caller.kill()
+            caller.wait(timeout=30)
+            caller.stdout.close()
+        wait_for(lambda: test.service.queries() == 0, 'the departed caller\'s check to be dropped')
+        test.assertTrue(test.mock.control.HaveHangingCalls(), 'polkit answered: the test proved nothing')
+    finally:
+        test.mock.control.SimulateHang(False)
+        test.mock.control.ReleaseHangingCalls()
+
+
 class Bus:
     """A private dbus-daemon listening on TMP/NAME."""
 
@@ -313,23 +335,9 @@ class SystemBusTests(unittest.TestCase):
         self.assertEqual(self.service.queries(), 0)
 
     def test_pending_check_dropped_when_caller_disconnects(self):
-        # One check waits for polkit (which hangs); the caller dies. The
-        # service drops the check at once, without waiting for polkit and
-        # without anything of its own (no session) telling it.
-        self.mock.control.SimulateHang(True)
-        caller = subprocess.Popen(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', sys.executable,
-                                   os.path.join(TMP, 'polkit-caller.py'), self.bus.address, 'check',
-                                   'org.uebroker1.register', '0'], stdout=subprocess.PIPE, text=True)
-        try:
-            wait_for(lambda: bool(self.mock.control.HaveHangingCalls()), 'the check to reach polkit')
-            self.assertEqual(self.service.queries(), 1)
-        finally:
-            caller.kill()
-            caller.wait(timeout=30)
-            caller.stdout.close()
-        wait_for(lambda: self.service.queries() == 0, 'the departed caller\'s check to be dropped')
-        self.assertTrue(self.mock.control.HaveHangingCalls(), 'polkit answered: the test proved nothing')
-        self.mock.control.ReleaseHangingCalls()
+        # The caller dies while polkit hangs: the service drops the check at
+        # once, without waiting for polkit and without a session telling it.
+        assert_pending_check_dropped(self, 'org.uebroker1.register')
         self.assertEqual(self.service.queries(), 0)
 
     def test_unclaimed_answer_is_dropped(self):
@@ -407,23 +415,7 @@ class OtherBusTests(unittest.TestCase):
     def test_pending_check_dropped_when_caller_disconnects(self):
         # polkit is asked over another connection here; the caller leaving
         # the service's bus still drops its check at once.
-        self.mock.control.SimulateHang(True)
-        caller = subprocess.Popen(['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', sys.executable,
-                                   os.path.join(TMP, 'polkit-caller.py'), self.bus.address, 'check',
-                                   'org.uebroker1.record', '0'], stdout=subprocess.PIPE, text=True)
-        try:
-            try:
-                wait_for(lambda: bool(self.mock.control.HaveHangingCalls()), 'the check to reach polkit')
-                self.assertEqual(self.service.queries(), 1)
-            finally:
-                caller.kill()
-                caller.wait(timeout=30)
-                caller.stdout.close()
-            wait_for(lambda: self.service.queries() == 0, 'the departed caller\'s check to be dropped')
-            self.assertTrue(self.mock.control.HaveHangingCalls(), 'polkit answered: the test proved nothing')
-        finally:
-            self.mock.control.SimulateHang(False)
-            self.mock.control.ReleaseHangingCalls()
+        assert_pending_check_dropped(self, 'org.uebroker1.record')
 
     def test_no_system_bus_is_denied(self):
         bus = Bus('session3', kind='session')
