@@ -414,6 +414,15 @@ static int parse_flags_list(struct parser *p, const char *s, size_t n) {
         }
 }
 
+bool event_name_is_valid(const char *name, size_t n) {
+        if (!name || n == 0 || n > EVENT_NAME_MAX || !is_ident_start(name[0]))
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!is_ident_char(name[i]) && name[i] != '-')
+                        return false;
+        return true;
+}
+
 static int parse_name(struct parser *p, const char *s, size_t n) {
         char q[48];
 

@@ -88,6 +88,10 @@ int event_def_parse_n(const char *command, size_t len, unsigned parse_flags,
 int event_def_parse(const char *command, unsigned parse_flags,
                     struct event_def **ret, struct event_error *error);
 
+/* Whether @name[0..n) is a valid event name as event_def_parse() accepts it:
+ * 1..EVENT_NAME_MAX bytes of [A-Za-z0-9_-], starting with a letter or '_'. */
+bool event_name_is_valid(const char *name, size_t n);
+
 struct event_def *event_def_free(struct event_def *ev);
 static inline void event_def_freep(struct event_def **ev) {
         if (*ev)

@@ -401,6 +401,28 @@ START_TEST(test_name_allowed) {
         ck_assert_str_eq(ev->name, good_names[_i]);
         ck_assert_uint_eq(ev->n_fields, 0);
         ck_assert_uint_eq(ev->min_size, 0);
+        ck_assert(event_name_is_valid(good_names[_i], strlen(good_names[_i])));
+}
+END_TEST
+
+/* The parser's name rule as a predicate (used by the daemon's configuration). */
+START_TEST(test_name_is_valid) {
+        char name[EVENT_NAME_MAX + 1];
+
+        ck_assert(!event_name_is_valid(NULL, 0));
+        ck_assert(!event_name_is_valid("", 0));
+        ck_assert(!event_name_is_valid("9a", 2));
+        ck_assert(!event_name_is_valid("-a", 2));
+        ck_assert(!event_name_is_valid("a b", 3));
+        ck_assert(!event_name_is_valid("a:b", 3));
+        ck_assert(!event_name_is_valid("a*", 2));
+        ck_assert(!event_name_is_valid("a.b", 3));
+        ck_assert(!event_name_is_valid("\xc3\xa9", 2));
+        ck_assert(event_name_is_valid("ab", 1));        /* only the first n bytes count */
+        ck_assert(!event_name_is_valid("a\0", 2));
+        memset(name, 'n', sizeof(name));
+        ck_assert(event_name_is_valid(name, EVENT_NAME_MAX));
+        ck_assert(!event_name_is_valid(name, EVENT_NAME_MAX + 1));
 }
 END_TEST
 
@@ -682,6 +704,7 @@ int main(void) {
         tcase_add_test(tc, test_struct_size_optional_when_matching);
         tcase_add_test(tc, test_flags_kept);
         tcase_add_loop_test(tc, test_name_allowed, 0, ARRAY_SIZE(good_names));
+        tcase_add_test(tc, test_name_is_valid);
         tcase_add_test(tc, test_name_length);
         tcase_add_test(tc, test_name_trailing_space_no_fields);
         tcase_add_test(tc, test_field_name_length);
