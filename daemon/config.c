@@ -2,13 +2,18 @@
 /*
  * The configuration file is written by an administrator but read by a
  * privileged daemon: parse it as hostile input. Bounded file and line
- * sizes, decimal values in fixed ranges, and every complaint names
- * FILE:LINE with the offending text made printable.
+ * sizes, a bounded number of drop-ins and reservations, decimal values in
+ * fixed ranges, and every complaint names FILE:LINE with the offending text
+ * made printable.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +25,20 @@
 #include "event-def.h"
 #include "fd-util.h"
 #include "log.h"
+#include "name-reservation.h"
 #include "status-text.h"
 #include "strbuf.h"
 
 #define LIMITS_SECTION "Limits"
+#define RESERVATIONS_SECTION "Reservations"
+#define EXPECTED_SECTIONS "[" LIMITS_SECTION "] or [" RESERVATIONS_SECTION "]"
+#define RESERVATION_VALUES "user:NAME, user:UID, group:NAME or group:GID"
+/* Bytes of a user or group name in a reservation (LOGIN_NAME_MAX - 1). */
+#define ACCOUNT_NAME_MAX 255
+/* The largest uid or gid; (uid_t) -1 means "none". */
+#define ACCOUNT_ID_MAX 4294967294u
+/* Bound on the getpwnam_r()/getgrnam_r() buffer. */
+#define ACCOUNT_BUFFER_MAX (1024u * 1024u)
 /* Shown text of a key or value in a message, before "...". */
 #define SHOWN_TEXT_MAX 64
 
@@ -39,6 +54,13 @@ static const struct limit_key limit_keys[] = {
         { "Events", offsetof(struct broker_limits, events), 1, STATUS_INDEX_MAX },
         { "CommandLength", offsetof(struct broker_limits, command_length), 1, EVENT_COMMAND_MAX },
         { "EventsPerUser", offsetof(struct broker_limits, events_per_user), 1, STATUS_INDEX_MAX },
+        { "Clients", offsetof(struct broker_limits, clients), 1, BROKER_CONFIG_LIMIT_MAX },
+        { "AuthorizationsPerUser", offsetof(struct broker_limits, authorizations_per_user), 1,
+          BROKER_CONFIG_AUTHORIZATIONS_MAX },
+        { "UnusedEventExpirySec", offsetof(struct broker_limits, unused_event_expiry_sec), BROKER_CONFIG_EXPIRY_MIN,
+          BROKER_CONFIG_EXPIRY_MAX },
+        { "OutgoingQueue", offsetof(struct broker_limits, outgoing_queue), BROKER_CONFIG_OUTGOING_QUEUE_MIN,
+          BROKER_CONFIG_LIMIT_MAX },
 };
 
 void broker_limits_init_default(struct broker_limits *limits) {
@@ -47,13 +69,29 @@ void broker_limits_init_default(struct broker_limits *limits) {
                 .clients_per_user = 64,
                 .events = STATUS_INDEX_MAX,
                 .command_length = EVENT_COMMAND_MAX,
-                .events_per_user = 1024,
+                .events_per_user = 256,
+                .clients = 8192,
+                .authorizations_per_user = 8,
+                .unused_event_expiry_sec = 6u * 60u * 60u,
+                .outgoing_queue = 1024,
         };
 }
 
+void broker_config_init_default(struct broker_config *c) {
+        *c = (struct broker_config) {};
+        broker_limits_init_default(&c->limits);
+}
+
+void broker_config_done(struct broker_config *c) {
+        if (!c)
+                return;
+        name_reservations_done(&c->reservations);
+}
+
 struct parser {
-        const char *path;
+        const char *path;       /* of the file being read */
         unsigned line;
+        struct broker_config *config;
         char **warnings;
         size_t n_warnings;
         size_t n_suppressed;
@@ -68,13 +106,18 @@ static void append_shown(struct strbuf *sb, const char *s, size_t n) {
                 strbuf_append(sb, "...");
 }
 
+/* "FILE:LINE" ("FILE" when no line applies). */
+static void append_location(struct strbuf *sb, const struct parser *p) {
+        append_shown(sb, p->path, strlen(p->path));
+        if (p->line > 0)
+                strbuf_printf(sb, ":%u", p->line);
+}
+
 /* "FILE:LINE: TEXT" ("FILE: TEXT" when no line applies). */
 static char *located(const struct parser *p, const char *text) {
         struct strbuf sb = STRBUF_INIT;
 
-        append_shown(&sb, p->path, strlen(p->path));
-        if (p->line > 0)
-                strbuf_printf(&sb, ":%u", p->line);
+        append_location(&sb, p);
         strbuf_printf(&sb, ": %s", text);
         return strbuf_steal(&sb);
 }
@@ -141,8 +184,7 @@ static const struct limit_key *find_limit_key(const char *key, size_t n) {
         return NULL;
 }
 
-static int parse_limit(struct parser *p, const struct limit_key *k, const char *value, size_t n,
-                       struct broker_limits *limits) {
+static int parse_limit(struct parser *p, const struct limit_key *k, const char *value, size_t n) {
         struct strbuf sb = STRBUF_INIT;
         unsigned long v = 0;
         bool too_big = false;
@@ -169,14 +211,203 @@ static int parse_limit(struct parser *p, const struct limit_key *k, const char *
                 strbuf_printf(&sb, " is out of range (%u..%u)", k->min, k->max);
                 return fail(p, -ERANGE, &sb);
         }
-        *(unsigned *) ((char *) limits + k->offset) = (unsigned) v;
+        *(unsigned *) ((char *) &p->config->limits + k->offset) = (unsigned) v;
+        return 0;
+}
+
+/* "KEY=VALUE" for a message. */
+static void append_setting(struct strbuf *sb, const char *key, size_t key_n, const char *value, size_t value_n) {
+        append_shown(sb, key, key_n);
+        strbuf_append_c(sb, '=');
+        append_shown(sb, value, value_n);
+}
+
+static bool is_account_name_char(char c) {
+        return c > ' ' && c < 0x7f && c != ':' && c != '/';
+}
+
+/* Looks up the user or group @name in the user database. Returns 1 and
+ * the id, 0 when there is no such account, or a negative errno. */
+static int lookup_account(bool is_group, const char *name, uint32_t *ret_id) {
+        _cleanup_free_ char *buf = NULL;
+        size_t buf_size = 1024;
+        struct passwd pw, *pw_result = NULL;
+        struct group gr, *gr_result = NULL;
+        int r;
+
+        for (;;) {
+                free(buf);
+                buf = malloc(buf_size);
+                if (!buf)
+                        return -ENOMEM;
+                if (is_group)
+                        r = getgrnam_r(name, &gr, buf, buf_size, &gr_result);
+                else
+                        r = getpwnam_r(name, &pw, buf, buf_size, &pw_result);
+                if (r != ERANGE)
+                        break;
+                if (buf_size >= ACCOUNT_BUFFER_MAX)
+                        return -E2BIG;
+                buf_size *= 2;
+        }
+        /* getpwnam_r(3) lists these for "not found" besides 0 and no result. */
+        if (r == ENOENT || r == ESRCH || r == EBADF || r == EPERM)
+                return 0;
+        if (r != 0)
+                return -r;
+        if (is_group ? !gr_result : !pw_result)
+                return 0;
+        *ret_id = is_group ? (uint32_t) gr.gr_gid : (uint32_t) pw.pw_uid;
+        return 1;
+}
+
+/* The value of a reservation: "user:" or "group:" and a name or a decimal
+ * id. Fills in is_group, and resolved and id for a numeric id; a name is
+ * returned in *ret_name (not NUL-terminated). */
+static int parse_account(struct parser *p, const char *key, size_t key_n, const char *value, size_t value_n,
+                         struct name_reservation *res, const char **ret_name, size_t *ret_name_n) {
+        struct strbuf sb = STRBUF_INIT;
+        const char *name;
+        size_t name_n;
+        bool numeric = true, valid;
+        unsigned long long id = 0;
+
+        if (value_n == 0) {
+                append_shown(&sb, key, key_n);
+                strbuf_append(&sb, "= needs a value (" RESERVATION_VALUES ")");
+                return fail(p, -EINVAL, &sb);
+        }
+        if (value_n > 5 && memcmp(value, "user:", 5) == 0) {
+                res->is_group = false;
+                name = value + 5;
+        } else if (value_n > 6 && memcmp(value, "group:", 6) == 0) {
+                res->is_group = true;
+                name = value + 6;
+        } else {
+                append_setting(&sb, key, key_n, value, value_n);
+                strbuf_append(&sb, ": expected " RESERVATION_VALUES);
+                return fail(p, -EINVAL, &sb);
+        }
+        name_n = value_n - (size_t) (name - value);
+
+        for (size_t i = 0; i < name_n; i++) {
+                if (name[i] < '0' || name[i] > '9') {
+                        numeric = false;
+                        break;
+                }
+                if (id <= ACCOUNT_ID_MAX)
+                        id = id * 10 + (unsigned long long) (name[i] - '0');
+        }
+        if (numeric) {
+                if (id > ACCOUNT_ID_MAX) {
+                        append_setting(&sb, key, key_n, value, value_n);
+                        strbuf_printf(&sb, ": %s out of range (0..%u)", res->is_group ? "gid" : "uid",
+                                      ACCOUNT_ID_MAX);
+                        return fail(p, -ERANGE, &sb);
+                }
+                res->resolved = true;
+                res->id = (uint32_t) id;
+                *ret_name = NULL;
+                *ret_name_n = 0;
+                return 0;
+        }
+
+        valid = name_n <= ACCOUNT_NAME_MAX;
+        for (size_t i = 0; valid && i < name_n; i++)
+                valid = is_account_name_char(name[i]);
+        if (!valid) {
+                append_setting(&sb, key, key_n, value, value_n);
+                strbuf_printf(&sb, ": not a valid %s name (1..%u printable ASCII characters, no spaces, ':' or '/')",
+                              res->is_group ? "group" : "user", ACCOUNT_NAME_MAX);
+                return fail(p, -EINVAL, &sb);
+        }
+        *ret_name = name;
+        *ret_name_n = name_n;
+        return 0;
+}
+
+/* KEY=VALUE in [Reservations]: KEY is an event name or a prefix of one and
+ * '*'; VALUE names the user or group it is reserved for. */
+static int parse_reservation(struct parser *p, const char *key, size_t key_n, const char *value, size_t value_n) {
+        _cleanup_(name_reservation_done) struct name_reservation res = {};
+        _cleanup_free_ char *name_z = NULL;
+        struct name_reservation *existing;
+        struct strbuf sb = STRBUF_INIT;
+        const char *name = NULL;
+        size_t name_n = 0, pattern_n;
+        int r;
+
+        res.is_prefix = key[key_n - 1] == '*';
+        pattern_n = key_n - (res.is_prefix ? 1 : 0);
+        if (res.is_prefix && pattern_n == 0) {
+                strbuf_append(&sb, "*= would reserve every event name; write a prefix before the '*'");
+                return fail(p, -EINVAL, &sb);
+        }
+        if (!event_name_is_valid(key, pattern_n)) {
+                append_shown(&sb, key, key_n);
+                strbuf_printf(&sb, "= is not an event name or a prefix of one followed by '*' "
+                              "(1..%d of A-Z a-z 0-9 _ -, starting with a letter or '_')", EVENT_NAME_MAX);
+                return fail(p, -EINVAL, &sb);
+        }
+        r = parse_account(p, key, key_n, value, value_n, &res, &name, &name_n);
+        if (r < 0)
+                return r;
+
+        res.pattern = strndup(key, pattern_n);
+        res.who = strndup(value, value_n);
+        append_location(&sb, p);
+        res.origin = strbuf_steal(&sb);
+        if (!res.pattern || !res.who || !res.origin)
+                return -ENOMEM;
+
+        existing = name_reservations_get(&p->config->reservations, res.pattern, res.is_prefix);
+        if (!existing && p->config->reservations.n >= BROKER_CONFIG_RESERVATIONS_MAX) {
+                strbuf_printf(&sb, "more than %u reservations", BROKER_CONFIG_RESERVATIONS_MAX);
+                return fail(p, -E2BIG, &sb);
+        }
+        if (existing) {
+                append_shown(&sb, key, key_n);
+                strbuf_printf(&sb, "= set again, replacing %s from %s", existing->who, existing->origin);
+                r = warn(p, &sb);
+                if (r < 0)
+                        return r;
+        }
+
+        /* A name is looked up now; one that does not resolve keeps the
+         * reservation, allowing nobody but root. */
+        if (name) {
+                name_z = strndup(name, name_n);
+                if (!name_z)
+                        return -ENOMEM;
+                r = lookup_account(res.is_group, name_z, &res.id);
+                if (r == -ENOMEM)
+                        return r;
+                res.resolved = r > 0;
+                if (r <= 0) {
+                        append_setting(&sb, key, key_n, value, value_n);
+                        if (r == 0)
+                                strbuf_printf(&sb, ": no such %s", res.is_group ? "group" : "user");
+                        else
+                                strbuf_printf(&sb, ": cannot look up the %s: %s", res.is_group ? "group" : "user",
+                                              strerror(-r));
+                        strbuf_append(&sb, "; the reservation allows nobody but root");
+                        r = warn(p, &sb);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        if (!existing)
+                return name_reservations_add(&p->config->reservations, &res);
+        name_reservation_done(existing);
+        *existing = res;
+        res = (struct name_reservation) {};
         return 0;
 }
 
 /* One line without its newline; @section tracks [Section] across lines:
  * NULL before the first, "" inside one we ignore. */
-static int parse_line(struct parser *p, const char *line, size_t n, const char **section,
-                      struct broker_limits *limits) {
+static int parse_line(struct parser *p, const char *line, size_t n, const char **section) {
         struct strbuf sb = STRBUF_INIT;
         const char *eq, *key, *value;
         const struct limit_key *k;
@@ -198,11 +429,15 @@ static int parse_line(struct parser *p, const char *line, size_t n, const char *
                 if (line[n - 1] != ']' || n < 3) {
                         strbuf_append(&sb, "malformed section header ");
                         append_shown(&sb, line, n);
-                        strbuf_append(&sb, " (expected [" LIMITS_SECTION "])");
+                        strbuf_append(&sb, " (expected " EXPECTED_SECTIONS ")");
                         return fail(p, -EINVAL, &sb);
                 }
                 if (n - 2 == strlen(LIMITS_SECTION) && memcmp(line + 1, LIMITS_SECTION, n - 2) == 0) {
                         *section = LIMITS_SECTION;
+                        return 0;
+                }
+                if (n - 2 == strlen(RESERVATIONS_SECTION) && memcmp(line + 1, RESERVATIONS_SECTION, n - 2) == 0) {
+                        *section = RESERVATIONS_SECTION;
                         return 0;
                 }
                 *section = "";
@@ -230,11 +465,13 @@ static int parse_line(struct parser *p, const char *line, size_t n, const char *
         }
         if (!*section) {
                 append_shown(&sb, key, key_n);
-                strbuf_append(&sb, "= outside of a section (expected [" LIMITS_SECTION "] before it)");
+                strbuf_append(&sb, "= outside of a section (expected " EXPECTED_SECTIONS " before it)");
                 return fail(p, -EINVAL, &sb);
         }
         if ((*section)[0] == '\0')
                 return 0;       /* in an unknown section, warned about once */
+        if (strcmp(*section, RESERVATIONS_SECTION) == 0)
+                return parse_reservation(p, key, key_n, value, value_n);
 
         k = find_limit_key(key, key_n);
         if (!k) {
@@ -243,7 +480,7 @@ static int parse_line(struct parser *p, const char *line, size_t n, const char *
                 strbuf_append(&sb, " in [" LIMITS_SECTION "], ignoring it");
                 return warn(p, &sb);
         }
-        return parse_limit(p, k, value, value_n, limits);
+        return parse_limit(p, k, value, value_n);
 }
 
 /* The whole file, bounded; a FIFO or device is refused rather than read. */
@@ -299,12 +536,14 @@ static int read_config_file(struct parser *p, char **ret_text, size_t *ret_size)
         return 0;
 }
 
-static int parse_file(struct parser *p, struct broker_limits *limits) {
+/* One file, from outside any section. */
+static int parse_file(struct parser *p) {
         _cleanup_free_ char *text = NULL;
         const char *section = NULL, *line, *end;
         size_t size = 0;
         int r;
 
+        p->line = 0;
         r = read_config_file(p, &text, &size);
         if (r < 0)
                 return r;
@@ -315,16 +554,156 @@ static int parse_file(struct parser *p, struct broker_limits *limits) {
                 size_t n = (size_t) ((nl ?: end) - line);
 
                 p->line++;
-                r = parse_line(p, line, n, &section, limits);
+                r = parse_line(p, line, n, &section);
                 if (r < 0)
                         return r;
                 line += n + (nl ? 1 : 0);
         }
+        return 0;
+}
+
+/* The drop-in names of a directory, sorted. */
+struct dropins {
+        char **names;
+        size_t n;
+};
+
+static void dropins_done(struct dropins *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->names[i]);
+        free(l->names);
+        *l = (struct dropins) {};
+}
+
+static void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+static int compare_names(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static bool is_dropin_name(const char *name) {
+        size_t n = strlen(name);
+
+        return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".conf") == 0;
+}
+
+/* The drop-ins in the directory p->path, sorted by name; -ENOENT without
+ * the directory. */
+static int list_dropins(struct parser *p, struct dropins *ret) {
+        _cleanup_(dropins_done) struct dropins l = {};
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        int r;
+
+        d = opendir(p->path);
+        if (!d) {
+                r = -errno;
+                if (r == -ENOENT)
+                        return r;
+                strbuf_printf(&sb, "cannot open the drop-in directory: %s", strerror(-r));
+                return fail(p, r, &sb);
+        }
+        for (;;) {
+                struct dirent *de;
+                struct stat st;
+                char **grown;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de && errno != 0) {
+                        r = -errno;
+                        strbuf_printf(&sb, "cannot read the drop-in directory: %s", strerror(-r));
+                        return fail(p, r, &sb);
+                }
+                if (!de)
+                        break;
+                if (!is_dropin_name(de->d_name))
+                        continue;
+                /* Follows symlinks: one to /dev/null is skipped like any non-file. */
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
+                        if (errno == ENOENT)
+                                continue;       /* a dangling symlink */
+                        r = -errno;
+                        strbuf_append(&sb, "cannot stat drop-in ");
+                        append_shown(&sb, de->d_name, strlen(de->d_name));
+                        strbuf_printf(&sb, ": %s", strerror(-r));
+                        return fail(p, r, &sb);
+                }
+                if (!S_ISREG(st.st_mode))
+                        continue;
+                if (l.n >= BROKER_CONFIG_DROPINS_MAX) {
+                        strbuf_printf(&sb, "more than %u drop-in files", BROKER_CONFIG_DROPINS_MAX);
+                        return fail(p, -E2BIG, &sb);
+                }
+                grown = realloc(l.names, (l.n + 1) * sizeof(char *));
+                if (!grown)
+                        return -ENOMEM;
+                l.names = grown;
+                l.names[l.n] = strdup(de->d_name);
+                if (!l.names[l.n])
+                        return -ENOMEM;
+                l.n++;
+        }
+        if (l.n > 0)
+                qsort(l.names, l.n, sizeof(char *), compare_names);
+        *ret = l;
+        l = (struct dropins) {};
+        return 0;
+}
+
+/* The drop-in @name in the directory p->path. */
+static int parse_dropin(struct parser *p, const char *name) {
+        _cleanup_free_ char *file = NULL;
+        const char *dir = p->path;
+        int r;
+
+        if (asprintf(&file, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        p->path = file;
+        r = parse_file(p);
+        p->path = dir;
+        p->line = 0;
+        return r;
+}
+
+/* @path, then the drop-ins @path.d/NAME.conf; -ENOENT when none of them exists. */
+static int parse_all(struct parser *p, const char *path) {
+        _cleanup_(dropins_done) struct dropins dropins = {};
+        _cleanup_free_ char *dir = NULL;
+        bool found;
+        int r;
+
+        p->path = path;
+        r = parse_file(p);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        found = r >= 0;
+
+        if (asprintf(&dir, "%s.d", path) < 0)
+                return -ENOMEM;
+        p->path = dir;
+        p->line = 0;
+        r = list_dropins(p, &dropins);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        for (size_t i = 0; i < dropins.n; i++) {
+                r = parse_dropin(p, dropins.names[i]);
+                if (r == -ENOENT)
+                        continue;       /* removed since listed */
+                if (r < 0)
+                        return r;
+                found = true;
+        }
+        p->path = path;
+        if (!found)
+                return -ENOENT;
 
         if (p->n_suppressed > 0) {
                 char *t;
 
-                p->line = 0;
                 if (asprintf(&t, "%zu more warnings not shown", p->n_suppressed) < 0)
                         return -ENOMEM;
                 return push_warning(p, t);
@@ -340,17 +719,20 @@ char **broker_config_warnings_free(char **warnings) {
         return NULL;
 }
 
-int broker_config_parse(const char *path, struct broker_limits *limits, char ***ret_warnings, char **ret_message) {
-        struct parser p = { .path = path };
-        struct broker_limits parsed;
+int broker_config_parse(const char *path, struct broker_config *c, char ***ret_warnings, char **ret_message) {
+        struct broker_config parsed;
+        struct parser p = { .config = &parsed };
         int r;
 
-        if (!path || !limits)
+        if (!path || !c)
                 return -EINVAL;
-        broker_limits_init_default(&parsed);
-        r = parse_file(&p, &parsed);
-        if (r >= 0)
-                *limits = parsed;
+        broker_config_init_default(&parsed);
+        r = parse_all(&p, path);
+        if (r >= 0) {
+                broker_config_done(c);
+                *c = parsed;
+        } else
+                broker_config_done(&parsed);
 
         if (ret_message)
                 *ret_message = p.error;
@@ -363,11 +745,11 @@ int broker_config_parse(const char *path, struct broker_limits *limits, char ***
         return r;
 }
 
-int broker_config_load(const char *path, struct broker_limits *limits, char **ret_message) {
+int broker_config_load(const char *path, struct broker_config *c, char **ret_message) {
         char **warnings = NULL;
         int r;
 
-        r = broker_config_parse(path, limits, &warnings, ret_message);
+        r = broker_config_parse(path, c, &warnings, ret_message);
         if (warnings)
                 for (char **w = warnings; *w; w++)
                         log_warning("%s", *w);

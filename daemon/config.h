@@ -3,24 +3,61 @@
 
 /*
  * uebrokerd's configuration file (default /etc/uebroker/uebrokerd.conf), an
- * INI file in systemd's style:
+ * INI file in systemd's style, followed by its drop-ins FILE.d/NAME.conf:
  *
  *     [Limits]
- *     EventsPerClient=256     registrations one bus connection may hold
- *     ClientsPerUser=64       bus connections of one uid holding a session
- *     Events=4095             events the broker knows at once
- *     CommandLength=511       bytes of a Register command
- *     EventsPerUser=1024      events one uid owns that are in use
+ *     EventsPerClient=256         registrations one bus connection may hold
+ *     ClientsPerUser=64           bus connections of one uid holding a session
+ *     Events=4095                 events the broker knows at once
+ *     CommandLength=511           bytes of a Register command
+ *     EventsPerUser=256           events one uid owns, used or unused
+ *     Clients=8192                bus connections the broker keeps state for at once
+ *     AuthorizationsPerUser=8     polkit checks one uid may have waiting at once
+ *     UnusedEventExpirySec=21600  seconds an unused event keeps its owner before
+ *                                 another user's new event may take its place
+ *                                 when the table is full
+ *     OutgoingQueue=1024          messages the outgoing bus queue may hold
+ *                                 before the broker refuses new calls
  *
- * Values are decimal, 1..65536 (Events and EventsPerUser 1..4095,
- * CommandLength 1..511).
+ *     [Reservations]
+ *     hello_tick=user:alice       see name-reservation.h
+ *     myapp_*=group:myapp
+ *     sys_*=user:0
+ *
+ * Limits are decimal, in these ranges:
+ *     EventsPerClient, ClientsPerUser, Clients  1..65536
+ *     Events, EventsPerUser                     1..4095
+ *     CommandLength                             1..511
+ *     AuthorizationsPerUser                     1..1024
+ *     UnusedEventExpirySec                      60..31536000 (one year)
+ *     OutgoingQueue                             16..65536
+ *
+ * A reservation's key is an event name ([A-Za-z_][A-Za-z0-9_-]*, at most
+ * EVENT_NAME_MAX bytes) or a non-empty prefix of one followed by a single
+ * '*'; its value is user:NAME, user:UID, group:NAME or group:GID (a NAME is
+ * 1..255 bytes of printable ASCII without spaces, ':' or '/'; an id is
+ * 0..4294967294). Names are resolved when the file is loaded; one that does
+ * not resolve is a warning and its reservation allows nobody but root. At
+ * most BROKER_CONFIG_RESERVATIONS_MAX reservations.
+ *
  * Lines starting with # or ; are comments; whitespace around keys and
- * values is ignored; a key given twice keeps the last value. Unknown
- * sections and keys are warned about and ignored; malformed lines and
- * values are errors naming FILE:LINE.
+ * values is ignored; a key given twice keeps the last value (a reservation
+ * given twice is also a warning). Unknown sections and keys are warned
+ * about and ignored; malformed lines and values are errors naming
+ * FILE:LINE.
+ *
+ * Drop-ins: after FILE, the regular files FILE.d/NAME.conf are read in
+ * the byte order of NAME, each the same way (every file starts outside any
+ * section; later values override earlier ones). Other names, hidden names
+ * (starting with '.') and entries that are not regular files (after
+ * following symlinks) are skipped. At most BROKER_CONFIG_DROPINS_MAX
+ * drop-ins. A missing FILE.d is fine, and so is a missing FILE when FILE.d
+ * holds drop-ins.
  */
 
 #include <stdbool.h>
+
+#include "name-reservation.h"
 
 struct broker_limits {
         unsigned events_per_client;
@@ -28,30 +65,53 @@ struct broker_limits {
         unsigned events;
         unsigned command_length;
         unsigned events_per_user;
+        unsigned clients;
+        unsigned authorizations_per_user;
+        unsigned unused_event_expiry_sec;
+        unsigned outgoing_queue;
+};
+
+struct broker_config {
+        struct broker_limits limits;
+        struct name_reservations reservations;
 };
 
 #define BROKER_CONFIG_DEFAULT_PATH "/etc/uebroker/uebrokerd.conf"
 
 /* Bounds on hostile input: bytes per line (without the newline), bytes per
- * file, warnings kept (then one "N more warnings not shown"), and the upper
- * bound of EventsPerClient and ClientsPerUser. */
+ * file, warnings kept (then one "N more warnings not shown"), drop-in files,
+ * reservations, and the range bounds of the limits that have no bound of
+ * their own elsewhere (EVENT_COMMAND_MAX, STATUS_INDEX_MAX). */
 #define BROKER_CONFIG_LINE_MAX 4096u
 #define BROKER_CONFIG_FILE_MAX (1024u * 1024u)
 #define BROKER_CONFIG_WARNINGS_MAX 32u
-#define BROKER_CONFIG_LIMIT_MAX 65536u
+#define BROKER_CONFIG_DROPINS_MAX 256u
+#define BROKER_CONFIG_RESERVATIONS_MAX 4096u
+#define BROKER_CONFIG_LIMIT_MAX 65536u                          /* EventsPerClient, ClientsPerUser, Clients, OutgoingQueue */
+#define BROKER_CONFIG_AUTHORIZATIONS_MAX 1024u                  /* AuthorizationsPerUser */
+#define BROKER_CONFIG_EXPIRY_MIN 60u                            /* UnusedEventExpirySec */
+#define BROKER_CONFIG_EXPIRY_MAX (365u * 24u * 60u * 60u)
+#define BROKER_CONFIG_OUTGOING_QUEUE_MIN 16u                    /* OutgoingQueue */
 
 void broker_limits_init_default(struct broker_limits *limits);
 
-/* Loads @path into @limits (defaults for what the file does not set).
- * Returns 0, -ENOENT when the file does not exist, or another negative
- * errno with a malloc()ed message naming file, line and problem in
- * *ret_message (NULL on success and on -ENOENT). On any error @limits is
- * untouched. */
-int broker_config_load(const char *path, struct broker_limits *limits, char **ret_message);
+/* The defaults and no reservations. */
+void broker_config_init_default(struct broker_config *c);
+/* Frees the reservations; @c is empty afterwards (usable with _cleanup_). */
+void broker_config_done(struct broker_config *c);
 
-/* Like broker_config_load() (which logs each warning at LOG_WARNING), but
- * hands the warnings back as a NULL-terminated array of malloc()ed
- * "FILE:LINE: ..." strings in *ret_warnings (NULL when there are none),
- * also on failure. @ret_warnings and @ret_message may be NULL. */
-int broker_config_parse(const char *path, struct broker_limits *limits, char ***ret_warnings, char **ret_message);
+/* Loads @path and its drop-ins into @c, which must hold a configuration
+ * (broker_config_init_default() or an earlier load); its old contents are
+ * released and replaced by the defaults overridden by what the files set.
+ * Returns 0, -ENOENT when neither @path nor any drop-in exists, or another
+ * negative errno with a malloc()ed message naming file, line and problem
+ * in *ret_message (NULL on success and on -ENOENT). On any error @c is
+ * untouched. Warnings are logged at LOG_WARNING. */
+int broker_config_load(const char *path, struct broker_config *c, char **ret_message);
+
+/* Like broker_config_load(), but hands the warnings back as a
+ * NULL-terminated array of malloc()ed "FILE:LINE: ..." strings in
+ * *ret_warnings (NULL when there are none), also on failure. @ret_warnings
+ * and @ret_message may be NULL. */
+int broker_config_parse(const char *path, struct broker_config *c, char ***ret_warnings, char **ret_message);
 char **broker_config_warnings_free(char **warnings);

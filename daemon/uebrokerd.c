@@ -41,7 +41,8 @@ static void help(void) {
                "     --session              Serve on the session bus\n"
                "     --bus-address=ADDRESS  Serve on the bus at ADDRESS\n"
                "     --provider=NAME        auto (default) or embedded\n"
-               "     --config=FILE          Read limits from FILE (default %s)\n"
+               "     --config=FILE          Read limits and reservations from FILE and FILE.d/*.conf\n"
+               "                            (default %s)\n"
                "     --bus-introspect=PATH  Write the introspection XML of %s to PATH\n"
                "                            (\"-\" for stdout) and exit\n"
                "     --debug                Log at debug level\n",
@@ -145,13 +146,13 @@ static int write_introspection(const char *path) {
         return 0;
 }
 
-static int load_limits(const struct options *o, struct broker_limits *limits) {
+static int load_config(const struct options *o, struct broker_config *config) {
         _cleanup_free_ char *message = NULL;
         const char *path = o->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
+        const struct broker_limits *l = &config->limits;
         int r;
 
-        broker_limits_init_default(limits);
-        r = broker_config_load(path, limits, &message);
+        r = broker_config_load(path, config, &message);
         if (r == -ENOENT && !o->config_path) {
                 log_debug("No configuration file %s, using the default limits.", path);
                 return 0;
@@ -160,9 +161,11 @@ static int load_limits(const struct options *o, struct broker_limits *limits) {
                 return log_error_errno(r, "Configuration file %s does not exist.", path);
         if (r < 0)
                 return log_error_errno(r, "Bad configuration: %s", message ?: path);
-        log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u EventsPerUser=%u",
-                  path, limits->events_per_client, limits->clients_per_user, limits->events, limits->command_length,
-                  limits->events_per_user);
+        log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u EventsPerUser=%u "
+                  "Clients=%u AuthorizationsPerUser=%u UnusedEventExpirySec=%u OutgoingQueue=%u; %zu reservations",
+                  path, l->events_per_client, l->clients_per_user, l->events, l->command_length, l->events_per_user,
+                  l->clients, l->authorizations_per_user, l->unused_event_expiry_sec, l->outgoing_queue,
+                  config->reservations.n);
         return 0;
 }
 
@@ -210,7 +213,7 @@ static int run(int argc, char *argv[]) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const struct provider_ops *ops;
-        struct broker_limits limits;
+        _cleanup_(broker_config_done) struct broker_config config = {};
         struct broker *broker = NULL;
         sigset_t mask;
         int r;
@@ -225,7 +228,8 @@ static int run(int argc, char *argv[]) {
         if (o.introspect_path)
                 return write_introspection(o.introspect_path);
 
-        r = load_limits(&o, &limits);
+        broker_config_init_default(&config);
+        r = load_config(&o, &config);
         if (r < 0)
                 return r;
 
@@ -266,7 +270,7 @@ static int run(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Cannot set exit-on-disconnect: %m");
 
-        r = broker_new(event, bus, o.bus_kind == BUS_SYSTEM, ops, &limits, o.config_path, &broker);
+        r = broker_new(event, bus, o.bus_kind == BUS_SYSTEM, ops, &config.limits, o.config_path, &broker);
         if (r < 0)
                 return r;
 

@@ -295,11 +295,14 @@ class Contract(unittest.TestCase):
             keeper.Unregister(dbus.UInt32(wi))
             sock = socket.socket(fileno=take(self.broker.Record(['evict_recorded'])))
             try:
-                names = ['evict_%d_%d' % (round_, i) for round_ in range(17) for i in range(256)]
-                for round_ in range(17):
+                # Rounds stay below EventsPerUser=256 with the three events
+                # kept in use above; 18 of them overflow the 4095 slots.
+                per_round, rounds = 250, 18
+                names = ['evict_%d_%d' % (round_, i) for round_ in range(rounds) for i in range(per_round)]
+                for round_ in range(rounds):
                     conn, broker = connect()
                     try:
-                        for name in names[round_ * 256:(round_ + 1) * 256]:
+                        for name in names[round_ * per_round:(round_ + 1) * per_round]:
                             data, status, _, _ = broker.Register(name + ' u32 a')
                             os.close(take(data))
                             os.close(take(status))
@@ -325,8 +328,9 @@ class Contract(unittest.TestCase):
             self.broker.Delete(name, False)
 
     def test_events_per_user(self):
-        # EventsPerUser=1024 (the default) counts the uid's events in use;
+        # EventsPerUser=256 (the default) counts the uid's events in use;
         # its unused events do not count.
+        per_user = 256
         wait_idle(self.broker)
         old_conn, old = connect()
         for i in range(10):
@@ -334,20 +338,21 @@ class Contract(unittest.TestCase):
         close_and_wait(old_conn, self.conn)
         conns = [connect() for _ in range(5)]
         try:
-            for i in range(1024):
+            for i in range(per_user):
                 conns[i // 256][1].Register('epu_%d u32 a' % i)
-            for command in ('epu_1024 u32 a', 'epu_old_0 u32 a'):
+            for command in ('epu_%d u32 a' % per_user, 'epu_old_0 u32 a'):
                 with self.assertRaises(dbus.DBusException) as cm:
                     conns[4][1].Register(command)
                 self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
-                self.assertIn('already has 1024 events in use (EventsPerUser=', cm.exception.get_dbus_message())
+                self.assertIn('already has %d events in use (EventsPerUser=' % per_user,
+                              cm.exception.get_dbus_message())
             # An event already in use adds nothing.
             conns[4][1].Register('epu_0 u32 a')
             # Released events no longer count; a recorded one does.
             close_and_wait(conns[0][0], self.conn)
             sock = socket.socket(fileno=take(self.broker.Record(['epu_old_0'])))
             try:
-                for i in range(1024, 1024 + 254):
+                for i in range(per_user, per_user + 254):
                     conns[4][1].Register('epu_%d u32 a' % i)
                 with self.assertRaises(dbus.DBusException) as cm:
                     conns[4][1].Register('epu_2000 u32 a')
@@ -679,7 +684,7 @@ time.sleep(60)
 
 class Quota(unittest.TestCase):
     """Run with quota.conf: EventsPerClient=2 ClientsPerUser=2 Events=3
-    CommandLength=40 (EventsPerUser at its default 1024)."""
+    CommandLength=40 (EventsPerUser at its default 256)."""
 
     def expect_quota(self, call, key):
         with self.assertRaises(dbus.DBusException) as cm:
