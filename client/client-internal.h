@@ -10,7 +10,14 @@
  *
  * Locks:
  *   lock       (mutex) everything but the data path: the bus, the event list,
- *              the session, timers. Held across D-Bus round trips.
+ *              the session, timers. Held only for bounded work: sd-bus is
+ *              used only through calls that never wait for the bus
+ *              (sd_bus_process, *_async, sd_bus_close_unref), so a stuck bus
+ *              can never keep a host thread waiting for this lock. A host
+ *              call that needs an answer waits on @changed with the lock
+ *              released, until its own deadline.
+ *   changed    (condvar on lock, CLOCK_MONOTONIC) broadcast by the background
+ *              thread after each round of bus work.
  *   swap_lock  (rwlock) the data path's view: data_fd, data_is_socket and
  *              each event's registered/write_index. Writers take it shared
  *              with trylock (never wait); the session code takes it
@@ -30,8 +37,12 @@
 #include "uebroker.h"
 
 #define UEB_ERROR_MAX 512
-/* One D-Bus round trip may take at most this long. */
-#define UEB_CALL_TIMEOUT_USEC (3 * 1000000ull)
+/* A method call on the bus times out after this long (the host does not wait
+ * that long: see UEB_CALL_WAIT_MAX_MSEC). */
+#define UEB_BUS_CALL_TIMEOUT_USEC (3 * 1000000ull)
+/* A connection that has not finished authentication and Hello by then is
+ * dropped and tried again (a bus that accepts but never answers). */
+#define UEB_CONNECT_TIMEOUT_USEC (3 * 1000000ull)
 /* While the broker is absent: how often to try Register anyway (the name
  * watch normally makes it immediate). */
 #define UEB_REGISTER_RETRY_USEC (5 * 1000000ull)
@@ -55,6 +66,9 @@ struct ueb_event {
         struct ueb_client *client;
         char *command;
         enum ueb_event_state state;     /* under lock */
+        sd_bus_slot *register_call;     /* the Register in flight, under lock */
+        unsigned answers;               /* Register attempts concluded, under lock */
+        int refusal;                    /* negative errno of the last refusal */
         /* The data path's copy, under swap_lock. */
         bool registered;
         uint32_t write_index;
@@ -70,7 +84,15 @@ struct ueb_client {
 
         enum ueb_bus bus_kind;
         char *address;                  /* UEB_BUS_ADDRESS */
+        pthread_cond_t changed;
+
+        /* The bus: only touched with lock held, only with calls that do not
+         * wait for the bus. */
         sd_bus *bus;
+        bool bus_ready;                 /* Hello answered, fd passing checked */
+        uint64_t connect_deadline_usec; /* while !bus_ready */
+        unsigned connect_attempts;      /* concluded, successful or not */
+        unsigned bus_generation;        /* bumped whenever bus is dropped */
         sd_bus_slot *owner_watch;
         char *broker_owner;             /* unique name of the broker holding our session */
         bool broker_absent;             /* the last attempt found no broker */
@@ -127,20 +149,32 @@ static inline bool ueb_client_forked(const struct ueb_client *c) {
 /* Errors: formats into c->last_error, returns @error (negative errno). */
 int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) __attribute__((format(printf, 3, 4)));
 
-/* client-session.c; all called with c->lock held. */
+/* client-session.c; all called with c->lock held, none waits for the bus. */
+/* Starts a connection; it becomes usable (bus_ready) in ueb_session_process(). */
 int ueb_session_connect(struct ueb_client *c);
 void ueb_session_disconnect(struct ueb_client *c);
-/* Registers one event. 1: registered; 0: no broker reachable (stays pending);
- * negative errno: refused (message in last_error). */
-int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e);
-/* Registers every pending event, rate-limited. */
+/* Sends Register for @e; the answer is applied in ueb_session_process()
+ * (state, refusal, answers++). 1: sent; 0: nothing sent (no usable bus, or
+ * one is in flight already). */
+int ueb_session_register_event_start(struct ueb_client *c, struct ueb_event *e);
+/* Drops the Register in flight for @e, if any: its answer is ignored. */
+void ueb_session_register_event_cancel(struct ueb_event *e);
+/* Sends Register for every pending event, rate-limited. */
 void ueb_session_register_pending(struct ueb_client *c);
+/* Pending events with no Register in flight. */
 bool ueb_session_has_pending(const struct ueb_client *c);
-int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e);
+/* Unregisters @e; waits for the answer at most until @deadline_usec with
+ * the lock released (other threads run meanwhile). */
+int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e, uint64_t deadline_usec);
+/* Waits on c->changed until @deadline_usec (CLOCK_MONOTONIC). false when the
+ * deadline passed. */
+bool ueb_client_wait(struct ueb_client *c, uint64_t deadline_usec);
 /* The broker or its data file is gone: every event back to pending, status
  * pointers to zero, data file closed. */
 void ueb_session_lose(struct ueb_client *c);
-/* Runs the bus: dispatches the name watch, notices a dead connection. */
+/* Runs the bus without waiting: finishes connecting (or gives up after
+ * UEB_CONNECT_TIMEOUT_USEC), dispatches answers and the name watch, notices
+ * a dead connection. */
 void ueb_session_process(struct ueb_client *c);
 /* A writer saw EPIPE or alike: loses the session if its data file is
  * really closed. */

@@ -3,8 +3,10 @@
  * The background thread of a client: reconnects to the bus, watches the
  * broker's name and the data file, and registers pending events, so that a
  * broker that starts late or restarts is picked up without the host doing
- * anything. It sleeps in poll() between events; all work happens with
- * c->lock held, exactly like a host thread's registration call.
+ * anything. It sleeps in poll() between events, with c->lock released;
+ * its work with the lock held never waits for the bus (see
+ * client-session.c), and after each round it wakes host threads that wait
+ * for an answer.
  */
 #include <errno.h>
 #include <limits.h>
@@ -52,10 +54,11 @@ static void *monitor_main(void *userdata) {
                 if (!c->bus && now >= c->next_connect_usec)
                         (void) ueb_session_connect(c);
                 ueb_session_process(c);
-                if (c->bus && ueb_session_has_pending(c) && ueb_now_usec() >= c->next_register_usec)
+                if (c->bus_ready && ueb_session_has_pending(c) && ueb_now_usec() >= c->next_register_usec)
                         ueb_session_register_pending(c);
                 /* Registration may have queued bus messages: run them now. */
                 ueb_session_process(c);
+                pthread_cond_broadcast(&c->changed);
 
                 p[n++] = (struct pollfd) { .fd = c->wake_fd, .events = POLLIN };
                 if (c->bus) {
@@ -64,7 +67,9 @@ static void *monitor_main(void *userdata) {
                         p[n++] = (struct pollfd) { .fd = sd_bus_get_fd(c->bus), .events = (short) (events > 0 ? events : 0) };
                         if (sd_bus_get_timeout(c->bus, &t) > 0 && t < deadline)
                                 deadline = t;
-                        if (ueb_session_has_pending(c) && c->next_register_usec < deadline)
+                        if (!c->bus_ready && c->connect_deadline_usec < deadline)
+                                deadline = c->connect_deadline_usec;
+                        if (c->bus_ready && ueb_session_has_pending(c) && c->next_register_usec < deadline)
                                 deadline = c->next_register_usec;
                 } else if (c->next_connect_usec < deadline)
                         deadline = c->next_connect_usec;

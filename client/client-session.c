@@ -3,7 +3,8 @@
  * The client's side of a broker session: the bus connection, Register and
  * Unregister, adopting the data file and status page the broker hands out,
  * and dropping them when the broker goes away. Every function here runs
- * with c->lock held.
+ * with c->lock held, so none of them waits for the bus: calls go out
+ * asynchronously and their answers are applied in ueb_session_process().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,9 +67,19 @@ static int bus_open(struct ueb_client *c, sd_bus **ret) {
         }
 }
 
+static void connect_failed(struct ueb_client *c) {
+        c->next_connect_usec = ueb_now_usec() + c->connect_backoff_usec;
+        c->connect_backoff_usec = c->connect_backoff_usec * 2 > UEB_CONNECT_RETRY_MAX_USEC ?
+                                          UEB_CONNECT_RETRY_MAX_USEC : c->connect_backoff_usec * 2;
+        c->connect_attempts++;
+}
+
+/* sd_bus_start() only sends the authentication; nothing here waits for the
+ * bus to answer (ueb_session_process() finishes the job). The watch is
+ * asynchronous too: a refused AddMatch makes sd-bus drop the connection,
+ * which we notice and retry. */
 int ueb_session_connect(struct ueb_client *c) {
         sd_bus *bus = NULL;
-        uint64_t now = ueb_now_usec();
         int r;
 
         if (c->bus)
@@ -79,37 +90,45 @@ int ueb_session_connect(struct ueb_client *c) {
                 ueb_set_error(c, r, "cannot connect to the bus: %s", strerror(-r));
                 goto fail;
         }
-        /* Bounded round trips: never hang the host on a stuck bus. */
-        (void) sd_bus_set_method_call_timeout(bus, UEB_CALL_TIMEOUT_USEC);
+        (void) sd_bus_set_method_call_timeout(bus, UEB_BUS_CALL_TIMEOUT_USEC);
 
-        r = sd_bus_add_match(bus, &c->owner_watch,
-                             "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                             "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BROKER_BUS_NAME "'",
-                             on_name_owner_changed, c);
+        r = sd_bus_add_match_async(bus, &c->owner_watch,
+                                   "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                   "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BROKER_BUS_NAME "'",
+                                   on_name_owner_changed, NULL, c);
         if (r < 0) {
                 ueb_set_error(c, r, "cannot watch the broker's bus name: %s", strerror(-r));
                 goto fail;
         }
-        r = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD);
-        if (r <= 0) {
-                r = r < 0 ? r : -EOPNOTSUPP;
-                ueb_set_error(c, r, "the bus connection cannot pass file descriptors");
-                goto fail;
-        }
 
         c->bus = bus;
-        c->broker_absent = false;
-        c->next_register_usec = 0;
-        c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
+        c->bus_ready = false;
+        c->connect_deadline_usec = ueb_now_usec() + UEB_CONNECT_TIMEOUT_USEC;
         return 1;
 
 fail:
         c->owner_watch = sd_bus_slot_unref(c->owner_watch);
-        sd_bus_flush_close_unref(bus);
-        c->next_connect_usec = now + c->connect_backoff_usec;
-        c->connect_backoff_usec = c->connect_backoff_usec * 2 > UEB_CONNECT_RETRY_MAX_USEC ?
-                                          UEB_CONNECT_RETRY_MAX_USEC : c->connect_backoff_usec * 2;
+        sd_bus_close_unref(bus);
+        connect_failed(c);
         return r;
+}
+
+/* Hello is answered: the connection can carry Register. */
+static int bus_became_ready(struct ueb_client *c) {
+        /* Not before now: on a connection still starting, sd_bus_can_send()
+         * waits for it. */
+        int r = sd_bus_can_send(c->bus, SD_BUS_TYPE_UNIX_FD);
+
+        if (r <= 0) {
+                r = r < 0 ? r : -EOPNOTSUPP;
+                return ueb_set_error(c, r, "the bus connection cannot pass file descriptors");
+        }
+        c->bus_ready = true;
+        c->broker_absent = false;
+        c->next_register_usec = 0;
+        c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
+        c->connect_attempts++;
+        return 0;
 }
 
 void ueb_session_disconnect(struct ueb_client *c) {
@@ -118,19 +137,36 @@ void ueb_session_disconnect(struct ueb_client *c) {
                  * refuses to touch it here. Leave it. */
                 c->owner_watch = NULL;
                 c->bus = NULL;
+                for (struct ueb_event *e = c->events; e; e = e->next)
+                        e->register_call = NULL;
         }
+        /* Calls in flight die with the connection; their events wait for
+         * the next one. */
+        for (struct ueb_event *e = c->events; e; e = e->next)
+                ueb_session_register_event_cancel(e);
         c->owner_watch = sd_bus_slot_unref(c->owner_watch);
-        c->bus = sd_bus_flush_close_unref(c->bus);
+        /* No flush: sd_bus_flush() waits for a bus that may never answer. */
+        c->bus = sd_bus_close_unref(c->bus);
+        if (c->bus_ready || c->connect_deadline_usec)
+                c->bus_generation++;
+        c->bus_ready = false;
+        c->connect_deadline_usec = 0;
         free(c->broker_owner);
         c->broker_owner = NULL;
 }
 
 /* The connection itself is gone (bus daemon restarted, or it threw us out). */
 static void bus_lost(struct ueb_client *c) {
+        bool was_ready = c->bus_ready;
+
         ueb_session_lose(c);
         ueb_session_disconnect(c);
-        /* Reconnect right away once; backoff after that. */
-        c->next_connect_usec = 0;
+        if (was_ready) {
+                /* Reconnect right away once; backoff after that. */
+                c->next_connect_usec = 0;
+                c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
+        } else
+                connect_failed(c);
 }
 
 void ueb_session_process(struct ueb_client *c) {
@@ -142,11 +178,24 @@ void ueb_session_process(struct ueb_client *c) {
         for (unsigned i = 0; i < 1024; i++) {
                 r = sd_bus_process(c->bus, NULL);
                 if (r < 0) {
+                        if (!c->bus_ready)
+                                ueb_set_error(c, r, "cannot connect to the bus: %s", strerror(-r));
                         bus_lost(c);
                         return;
                 }
-                if (r == 0 || !c->bus)
+                if (!c->bus)
                         return;
+                if (!c->bus_ready && sd_bus_is_ready(c->bus) > 0 && bus_became_ready(c) < 0) {
+                        bus_lost(c);
+                        return;
+                }
+                if (r == 0)
+                        break;
+        }
+        if (!c->bus_ready && ueb_now_usec() >= c->connect_deadline_usec) {
+                ueb_set_error(c, -ETIMEDOUT, "cannot connect to the bus: no answer within %llu ms",
+                              (unsigned long long) (UEB_CONNECT_TIMEOUT_USEC / 1000));
+                bus_lost(c);
         }
 }
 
@@ -324,25 +373,12 @@ static bool error_is_unavailable(const sd_bus_error *error) {
         return error->name && strncmp(error->name, "org.freedesktop.DBus.Error.Spawn.", 33) == 0;
 }
 
-static bool errno_is_connection_lost(int r) {
-        return r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE || r == -ESHUTDOWN || r == -ECONNREFUSED;
-}
+/* Sorts an error answer: 0 = try again later (no broker right now, or no
+ * answer in time), negative errno = a definitive refusal, message in
+ * last_error. */
+static int answer_refused(struct ueb_client *c, const sd_bus_error *error, const char *what) {
+        int r = -sd_bus_error_get_errno(error);
 
-/* Sorts a failed call: 0 = try again later (the broker or the connection is
- * gone), negative errno = a definitive answer, message in last_error. */
-static int call_failed(struct ueb_client *c, int r, const sd_bus_error *error, const char *what) {
-        if (!sd_bus_error_is_set(error)) {
-                if (errno_is_connection_lost(r)) {
-                        ueb_set_error(c, r, "%s: the bus connection closed", what);
-                        bus_lost(c);
-                        return 0;
-                }
-                if (r == -ETIMEDOUT) {
-                        ueb_set_error(c, r, "%s: the broker did not answer in time", what);
-                        return 0;
-                }
-                return ueb_set_error(c, r, "%s: %s", what, strerror(-r));
-        }
         if (error_is_unavailable(error)) {
                 ueb_set_error(c, r, "%s: the broker is not reachable: %s", what, error->message ?: error->name);
                 return 0;
@@ -351,26 +387,21 @@ static int call_failed(struct ueb_client *c, int r, const sd_bus_error *error, c
                 if (sd_bus_error_has_name(error, refusals[i].name))
                         return ueb_set_error(c, refusals[i].error, "%s", error->message ?: error->name);
         /* An answer we do not know, e.g. from a broker of another version. */
-        return ueb_set_error(c, r == -EIO ? -EPROTO : (r < 0 ? r : -EPROTO), "%s: %s: %s", what, error->name,
+        return ueb_set_error(c, r == -EIO || r >= 0 ? -EPROTO : r, "%s: %s: %s", what, error->name ?: "",
                              error->message ?: "");
 }
 
 /* Register */
 
-int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+/* 1: registered; 0: no broker (stays pending, retry timer set); negative
+ * errno: refused. */
+static int register_answer_apply(struct ueb_client *c, struct ueb_event *e, sd_bus_message *reply) {
         const char *owner;
         uint32_t status_index, write_index;
         int data_fd, status_fd, r;
 
-        if (!c->bus)
-                return 0;
-
-        r = sd_bus_call_method(c->bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Register", &error,
-                               &reply, "s", e->command);
-        if (r < 0) {
-                r = call_failed(c, r, &error, "Register");
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                r = answer_refused(c, sd_bus_message_get_error(reply), "Register");
                 if (r == 0) {
                         c->broker_absent = true;
                         c->next_register_usec = ueb_now_usec() + UEB_REGISTER_RETRY_USEC;
@@ -407,9 +438,46 @@ int ueb_session_register_event(struct ueb_client *c, struct ueb_event *e) {
         return 1;
 }
 
+/* Runs in ueb_session_process(), lock held. */
+static int on_register_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct ueb_event *e = userdata;
+        int r;
+
+        /* sd-bus holds its own reference while we run. */
+        e->register_call = sd_bus_slot_unref(e->register_call);
+        r = register_answer_apply(e->client, e, reply);
+        if (r < 0) {
+                e->state = UEB_EVENT_REFUSED;
+                e->refusal = r;
+        }
+        e->answers++;
+        return 0;
+}
+
+int ueb_session_register_event_start(struct ueb_client *c, struct ueb_event *e) {
+        int r;
+
+        if (!c->bus_ready || e->register_call)
+                return 0;
+        r = sd_bus_call_method_async(c->bus, &e->register_call, BROKER_BUS_NAME, BROKER_OBJECT_PATH,
+                                     BROKER_INTERFACE, "Register", on_register_answer, e, "s", e->command);
+        if (r < 0) {
+                /* A dead connection is noticed by ueb_session_process();
+                 * anything else (a full queue) gets a pause. */
+                ueb_set_error(c, r, "Register: %s", strerror(-r));
+                c->next_register_usec = ueb_now_usec() + UEB_REGISTER_RETRY_USEC;
+                return 0;
+        }
+        return 1;
+}
+
+void ueb_session_register_event_cancel(struct ueb_event *e) {
+        e->register_call = sd_bus_slot_unref(e->register_call);
+}
+
 bool ueb_session_has_pending(const struct ueb_client *c) {
         for (const struct ueb_event *e = c->events; e; e = e->next)
-                if (e->state == UEB_EVENT_PENDING)
+                if (e->state == UEB_EVENT_PENDING && !e->register_call)
                         return true;
         return false;
 }
@@ -417,7 +485,7 @@ bool ueb_session_has_pending(const struct ueb_client *c) {
 void ueb_session_register_pending(struct ueb_client *c) {
         uint64_t now = ueb_now_usec();
 
-        if (!c->bus)
+        if (!c->bus_ready)
                 return;
         if (now < c->last_register_round_usec + UEB_REGISTER_MIN_GAP_USEC) {
                 c->next_register_usec = c->last_register_round_usec + UEB_REGISTER_MIN_GAP_USEC;
@@ -425,28 +493,49 @@ void ueb_session_register_pending(struct ueb_client *c) {
         }
         c->last_register_round_usec = now;
 
-        /* Two passes: a session change in the middle of the first sends the
-         * events registered before it back to pending. */
-        for (unsigned pass = 0; pass < 2 && c->bus; pass++)
-                for (struct ueb_event *e = c->events; e && c->bus; e = e->next) {
-                        int r;
-
-                        if (e->state != UEB_EVENT_PENDING)
-                                continue;
-                        r = ueb_session_register_event(c, e);
-                        if (r == 0)
-                                return;         /* no broker: the retry timer is set */
-                        if (r < 0)
-                                e->state = UEB_EVENT_REFUSED;
-                }
+        /* All at once; each answer is applied on its own. A session change
+         * in between sends events back to pending for the next round. */
+        for (struct ueb_event *e = c->events; e; e = e->next) {
+                if (e->state != UEB_EVENT_PENDING || e->register_call)
+                        continue;
+                if (ueb_session_register_event_start(c, e) == 0)
+                        return;
+        }
 }
 
 /* Unregister */
 
-int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+struct unregister_answer {
+        struct ueb_client *client;
+        bool answered;
+        int result;
+};
+
+static int on_unregister_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct unregister_answer *answer = userdata;
+        int r = 0;
+
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                /* 0 from answer_refused: the broker is gone, and with it the
+                 * registration; still, it was not told. */
+                r = answer_refused(answer->client, sd_bus_message_get_error(reply), "Unregister");
+                if (r == 0)
+                        r = -ENOTCONN;
+        }
+        answer->result = r;
+        answer->answered = true;
+        return 0;
+}
+
+int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e, uint64_t deadline_usec) {
+        /* Dropped before we return (lock held): the answer callback can
+         * never run on our stack after that. */
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *call = NULL;
+        struct unregister_answer answer = { .client = c };
+        unsigned generation;
         int r;
 
+        ueb_session_register_event_cancel(e);
         if (e->state != UEB_EVENT_REGISTERED)
                 return 0;
 
@@ -460,15 +549,23 @@ int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e) {
         for (const struct ueb_event *o = c->events; o; o = o->next)
                 if (o != e && o->state == UEB_EVENT_REGISTERED && o->write_index == e->write_index)
                         return 0;
-        if (!c->bus)
+        if (!c->bus_ready)
                 return 0;
 
-        r = sd_bus_call_method(c->bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Unregister", &error,
-                               NULL, "u", e->write_index);
-        if (r < 0) {
-                /* 0 from call_failed: the broker is gone, and with it the registration. */
-                r = call_failed(c, r, &error, "Unregister");
-                return r < 0 ? r : -ENOTCONN;
+        r = sd_bus_call_method_async(c->bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE,
+                                     "Unregister", on_unregister_answer, &answer, "u", e->write_index);
+        if (r < 0)
+                return ueb_set_error(c, r, "Unregister: %s", strerror(-r));
+        generation = c->bus_generation;
+        ueb_monitor_wake(c);
+
+        while (!answer.answered) {
+                if (c->bus_generation != generation)
+                        return ueb_set_error(c, -ENOTCONN, "Unregister: the bus connection closed");
+                if (ueb_now_usec() >= deadline_usec)
+                        return ueb_set_error(c, -ETIMEDOUT, "Unregister: no answer within %d ms",
+                                             UEB_CALL_WAIT_MAX_MSEC);
+                (void) ueb_client_wait(c, deadline_usec);
         }
-        return 0;
+        return answer.result;
 }

@@ -30,6 +30,19 @@ uint64_t ueb_now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000ull;
 }
 
+bool ueb_client_wait(struct ueb_client *c, uint64_t deadline_usec) {
+        struct timespec ts = {
+                .tv_sec = (time_t) (deadline_usec / 1000000ull),
+                .tv_nsec = (long) (deadline_usec % 1000000ull) * 1000L,
+        };
+
+        return pthread_cond_timedwait(&c->changed, &c->lock, &ts) != ETIMEDOUT;
+}
+
+static uint64_t deadline_after_msec(unsigned msec) {
+        return ueb_now_usec() + msec * 1000ull;
+}
+
 int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) {
         va_list ap;
 
@@ -75,26 +88,61 @@ static struct ueb_client *client_free(struct ueb_client *c) {
         data_drain(c);
         pthread_mutex_unlock(&c->lock);
 
+        /* First: it cancels the calls in flight, which point at events. */
+        ueb_session_disconnect(c);
         while (c->events) {
                 struct ueb_event *e = c->events;
 
                 c->events = e->next;
                 event_free(e);
         }
-        ueb_session_disconnect(c);
         if (c->status_window)
                 munmap(c->status_window, STATUS_PAGE_SIZE);
         safe_close(c->data_fd);
         safe_close(c->wake_fd);
         free(c->address);
+        pthread_cond_destroy(&c->changed);
         pthread_rwlock_destroy(&c->swap_lock);
         pthread_mutex_destroy(&c->lock);
         free(c);
         return NULL;
 }
 
+static void client_freep(struct ueb_client **c) {
+        client_free(*c);
+}
+
+/* A client whose locks are initialized, and nothing else yet. */
+static struct ueb_client *client_new(void) {
+        _cleanup_free_ struct ueb_client *c = calloc(1, sizeof(*c));
+        pthread_condattr_t attr;
+        struct ueb_client *result;
+        bool cond_ok;
+
+        if (!c || pthread_condattr_init(&attr) != 0)
+                return NULL;
+        /* Waits use CLOCK_MONOTONIC deadlines, like every timer here. */
+        cond_ok = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&c->changed, &attr) == 0;
+        pthread_condattr_destroy(&attr);
+        if (!cond_ok)
+                return NULL;
+        if (pthread_mutex_init(&c->lock, NULL) != 0) {
+                pthread_cond_destroy(&c->changed);
+                return NULL;
+        }
+        if (pthread_rwlock_init(&c->swap_lock, NULL) != 0) {
+                pthread_mutex_destroy(&c->lock);
+                pthread_cond_destroy(&c->changed);
+                return NULL;
+        }
+        result = c;
+        c = NULL;
+        return result;
+}
+
 UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const char *address) {
-        struct ueb_client *c;
+        _cleanup_(client_freep) struct ueb_client *c = NULL;
+        uint64_t deadline;
         int r;
 
         if (!ret)
@@ -112,52 +160,44 @@ UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const cha
                         bus = UEB_BUS_SYSTEM;
         }
 
-        c = calloc(1, sizeof(*c));
+        c = client_new();
         if (!c)
                 return -ENOMEM;
         c->data_fd = c->wake_fd = -1;
         c->owner_pid = getpid();
         c->bus_kind = bus;
         c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
-        if (pthread_mutex_init(&c->lock, NULL) != 0) {
-                free(c);
-                return -ENOMEM;
-        }
-        if (pthread_rwlock_init(&c->swap_lock, NULL) != 0) {
-                pthread_mutex_destroy(&c->lock);
-                free(c);
-                return -ENOMEM;
-        }
         if (address) {
                 c->address = strdup(address);
-                if (!c->address) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
+                if (!c->address)
+                        return -ENOMEM;
         }
 
         /* Reserved for the client's life; see status_window. */
         c->status_window = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (c->status_window == MAP_FAILED) {
                 c->status_window = NULL;
-                r = -errno;
-                goto fail;
+                return -errno;
         }
 
-        /* No bus yet is no failure: the thread keeps trying. */
-        pthread_mutex_lock(&c->lock);
-        (void) ueb_session_connect(c);
-        pthread_mutex_unlock(&c->lock);
-
+        /* The thread connects; we only wait for its first attempt, and not
+         * for long: a bus that accepts but never answers must not hold the
+         * host. No bus yet is no failure: the thread keeps trying. */
+        deadline = deadline_after_msec(UEB_OPEN_WAIT_MAX_MSEC);
         r = ueb_monitor_start(c);
         if (r < 0)
-                goto fail;
+                return r;
+        pthread_mutex_lock(&c->lock);
+        while (c->connect_attempts == 0 && ueb_now_usec() < deadline)
+                (void) ueb_client_wait(c, deadline);
+        r = c->bus_ready ? 1 : 0;
+        if (r == 0 && c->connect_attempts == 0)
+                ueb_set_error(c, -ETIMEDOUT, "the bus did not answer within %d ms; still trying",
+                              UEB_OPEN_WAIT_MAX_MSEC);
+        pthread_mutex_unlock(&c->lock);
 
         *ret = c;
-        return c->bus ? 1 : 0;
-
-fail:
-        client_free(c);
+        c = NULL;
         return r;
 }
 
@@ -201,6 +241,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct event_error parse_error = { 0 };
         struct ueb_event *e;
+        uint64_t deadline;
         size_t len;
         int r;
 
@@ -210,6 +251,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         if (!c || !command)
                 return -EINVAL;
 
+        deadline = deadline_after_msec(UEB_CALL_WAIT_MAX_MSEC);
         pthread_mutex_lock(&c->lock);
         c->last_error[0] = '\0';
 
@@ -239,19 +281,30 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         e->client = c;
         e->head.status = &ueb_zero_status;
         e->state = UEB_EVENT_PENDING;
+        event_link(c, e);
 
-        if (!c->bus && ueb_now_usec() >= c->next_connect_usec)
-                (void) ueb_session_connect(c);
+        /* Ask now unless the broker is known to be away; the background
+         * thread sends it if the connection is still starting. Then wait
+         * for the answer, lock released, but not beyond our bound: a late
+         * answer is applied in the background. */
+        if (c->bus && (!c->broker_absent || ueb_now_usec() >= c->next_register_usec)) {
+                unsigned generation = c->bus_generation;
 
-        r = 0;
-        if (c->bus && (!c->broker_absent || ueb_now_usec() >= c->next_register_usec))
-                r = ueb_session_register_event(c, e);
-        if (r < 0) {
-                event_free(e);
-                goto out;
+                (void) ueb_session_register_event_start(c, e);
+                ueb_monitor_wake(c);
+                while (e->answers == 0 && c->bus && c->bus_generation == generation && ueb_now_usec() < deadline)
+                        (void) ueb_client_wait(c, deadline);
         }
 
-        event_link(c, e);
+        if (e->state == UEB_EVENT_REGISTERED)
+                r = 1;
+        else if (e->state == UEB_EVENT_REFUSED) {
+                r = e->refusal;
+                event_unlink(c, e);
+                event_free(e);
+                goto out;
+        } else
+                r = 0;
         *ret = e;
 out:
         pthread_mutex_unlock(&c->lock);
@@ -263,15 +316,19 @@ out:
 
 UEB_EXPORT int ueb_unregister(struct ueb_event *e) {
         struct ueb_client *c;
+        uint64_t deadline;
         int r;
 
         if (!e)
                 return 0;
         c = e->client;
 
+        deadline = deadline_after_msec(UEB_CALL_WAIT_MAX_MSEC);
         pthread_mutex_lock(&c->lock);
-        r = ueb_session_unregister_event(c, e);
+        /* Unlinked first: while we wait for the answer the background
+         * thread must not register it again. */
         event_unlink(c, e);
+        r = ueb_session_unregister_event(c, e, deadline);
         /* Its counters stay in the client's totals. */
         stats_add(&c->retired, e);
         pthread_mutex_unlock(&c->lock);

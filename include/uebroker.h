@@ -24,9 +24,17 @@
  * Which bus: ueb_open() uses $UEBROKER_BUS_ADDRESS when it is set (read
  * with secure_getenv()), the system bus otherwise; ueb_open_bus() chooses.
  *
- * Robustness: nothing here blocks the host beyond one bounded D-Bus round
- * trip inside ueb_open()/ueb_register()/ueb_unregister() (a few seconds at
- * most), raises a signal, or changes the host's signal dispositions. Every
+ * Robustness: no call here keeps its caller longer than the bound below,
+ * whatever the bus or the broker do (absent, slow, frozen, restarting):
+ *     ueb_open(), ueb_open_bus()        UEB_OPEN_WAIT_MAX_MSEC   (500 ms)
+ *     ueb_register(), ueb_unregister()  UEB_CALL_WAIT_MAX_MSEC   (2000 ms)
+ *     ueb_close()                       UEB_CLOSE_WAIT_MAX_MSEC  (500 ms)
+ * (plus the time the scheduler takes to run the caller again); the other
+ * calls never wait at all. Bus I/O happens only in the background thread or
+ * as non-blocking sends, never while holding a lock a host thread waits
+ * for; a call that runs out of time returns what it knows (0: "not yet")
+ * and the background thread finishes the job. Nothing here raises a signal
+ * or changes the host's signal dispositions. Every
  * descriptor is O_CLOEXEC. If the bus or the broker is absent, ueb_open() and
  * ueb_register() still hand out working objects that report "not enabled";
  * a background thread (one per client, all signals blocked) registers the
@@ -62,6 +70,12 @@ extern "C" {
 struct ueb_client;
 struct ueb_event;
 
+/* The longest time each call may keep its caller, in milliseconds (see
+ * "Robustness" above). */
+#define UEB_OPEN_WAIT_MAX_MSEC 500
+#define UEB_CALL_WAIT_MAX_MSEC 2000
+#define UEB_CLOSE_WAIT_MAX_MSEC 500
+
 /* Most iovec elements one ueb_write() takes (the write index is added in
  * front of them). */
 #define UEB_WRITE_IOV_MAX 64
@@ -75,9 +89,11 @@ enum ueb_bus {
 };
 
 /*
- * Creates a client. Returns 1 when it is connected to the bus, 0 when the bus
- * could not be reached yet (the client is still valid and keeps retrying in
- * the background; the reason is in ueb_last_error()), or a negative errno
+ * Creates a client. The background thread connects; ueb_open() waits for
+ * that at most UEB_OPEN_WAIT_MAX_MSEC. Returns 1 when it is connected to the
+ * bus, 0 when the bus could not be reached yet or did not answer in time (the
+ * client is still valid and keeps retrying in the background; the reason, if
+ * known, is in ueb_last_error()), or a negative errno
  * (-ENOMEM, -EINVAL, or a thread that could not be started) with *ret set
  * to NULL. A program that does not care may ignore the result apart from
  * checking *ret.
@@ -85,19 +101,24 @@ enum ueb_bus {
 int ueb_open(struct ueb_client **ret);
 int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const char *address);
 
-/* Stops the background thread, closes the bus connection (the broker then
- * releases every registration of this client) and frees every event handle
- * of the client. NULL is fine. Returns NULL. */
+/* Stops the background thread, closes the bus connection without waiting
+ * for the bus (the broker then releases every registration of this client)
+ * and frees every event handle of the client. Gives the broker up to 250 ms
+ * to read records still queued on the data file; returns within
+ * UEB_CLOSE_WAIT_MAX_MSEC. NULL is fine. Returns NULL. */
 struct ueb_client *ueb_close(struct ueb_client *c);
 
 /*
  * Registers @command ("name[:flags] [type field[; type field...]]", the
  * user_events grammar, at most 511 bytes).
  *
- * Returns 1 when the broker registered the event now, 0 when the broker is
- * not reachable (the handle is valid, reports "not enabled", and the event is
- * registered as soon as the broker appears), or a negative errno with *ret
- * set to NULL when the command is refused:
+ * Waits for the broker's answer at most UEB_CALL_WAIT_MAX_MSEC. Returns 1
+ * when the broker registered the event now, 0 when the broker is not
+ * reachable or has not answered in time (the handle is valid, reports "not
+ * enabled", and the event is registered as soon as the broker answers or
+ * appears; should a late answer be a refusal, the handle stays "not
+ * enabled"), or a negative errno with *ret set to NULL when the command is
+ * refused:
  *   -EINVAL     malformed command (ueb_last_error() says what and where,
  *               e.g. "field 2: ...")
  *   -EADDRINUSE the name exists with other fields or belongs to another user
@@ -112,9 +133,11 @@ int ueb_register(struct ueb_client *c, const char *command, struct ueb_event **r
 
 /*
  * Drops the registration (when no other handle of this client holds the
- * same event) and frees @e. Returns 0, or a negative errno if the broker
- * could not be told (the handle is freed anyway; the broker releases what
- * is left when the client closes). NULL is fine.
+ * same event) and frees @e. Waits for the broker's answer at most
+ * UEB_CALL_WAIT_MAX_MSEC. Returns 0, or a negative errno if the broker could
+ * not be told or did not confirm in time (-ENOTCONN, -ETIMEDOUT, or a
+ * refusal; the handle is freed anyway; the broker releases what is left
+ * when the client closes). NULL is fine.
  */
 int ueb_unregister(struct ueb_event *e);
 

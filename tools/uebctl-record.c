@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* uebctl record [--json] [--count=N] NAME...: prints the records of events
- * (embedded provider), decoded with each event's fields:
- *     NAME: a=1 b=hello
- *     {"name":"NAME","pid":1,"uid":0,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
- * Ends on SIGINT/SIGTERM, when the stream closes, or after N records. */
+ * (embedded provider), decoded with each event's fields, naming the writer
+ * (uid and pid from the data socket's peer credentials, not from the writer):
+ *     [uid 1000 pid 884] NAME: a=1 b=hello
+ *     {"name":"NAME","pid":884,"uid":1000,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
+ * The writer's bytes are escaped (text-escape.h): a writer cannot drive the
+ * reader's terminal. Ends on SIGINT/SIGTERM, when the stream closes, or
+ * after N records. */
 #include "uebctl.h"
 
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include "json-string.h"
 #include "record-stream.h"
 #include "strbuf.h"
+#include "text-escape.h"
 
 #define RECORD_MESSAGE_MAX (sizeof(struct record_header) + EVENT_NAME_MAX + 65536 + 16)
 
@@ -155,9 +159,9 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
                 }
                 strbuf_append(sb, "}\n");
         } else {
+                strbuf_printf(sb, "[uid %" PRIu32 " pid %" PRIu32 "] ", h.uid, h.pid);
                 /* The name is a validated identifier, but print it safely. */
-                for (size_t i = 0; i < h.name_len; i++)
-                        strbuf_append_c(sb, name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?');
+                text_escape_append(sb, name, h.name_len, TEXT_ESCAPE_TERMINAL);
                 strbuf_append(sb, ": ");
                 r = ev ? event_decode_text(ev->def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {

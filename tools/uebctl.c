@@ -33,9 +33,17 @@ static void usage(FILE *out) {
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 fprintf(out, "  %-7s %-26s %s\n", commands[i].name, commands[i].args, commands[i].help);
         fprintf(out,
+                "\nrecord prints one line per record, \"[uid U pid P] NAME: FIELD=VALUE...\", with\n"
+                "the writer's uid and pid as the kernel reported them. Strings come from\n"
+                "the writer and are escaped: \\\\ for a backslash, \\xNN for control bytes\n"
+                "(below 0x20, 0x7f) and for each byte that is not valid UTF-8 (NN >= 80),\n"
+                "\\u{NN} for C1 controls (U+0080..U+009F) and \\u{NNNN} for bidi controls\n"
+                "(U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069). With --json the\n"
+                "same characters are \\uNNNN escapes and each invalid byte NN is \\udcNN\n"
+                "(U+DC80 + byte, as Python's surrogateescape). Other UTF-8 is printed as is.\n"
                 "\nExamples:\n"
                 "  uebctl emit 'hello u32 a; char[8] b' a=1 b=hi\n"
-                "  uebctl record hello            prints: hello: a=1 b=hi\n");
+                "  uebctl record hello            prints: [uid 1000 pid 884] hello: a=1 b=hi\n");
 }
 
 int main(int argc, char *argv[]) {

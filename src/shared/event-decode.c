@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json-string.h"
+#include "text-escape.h"
 
 enum render {
         RENDER_TEXT,
@@ -41,20 +42,10 @@ static void append_string(struct strbuf *sb, const char *s, size_t n, enum rende
 
         if (nul)
                 n = (size_t) (nul - s);
-        if (how == RENDER_JSON) {
+        if (how == RENDER_JSON)
                 json_append_string(sb, s, n);
-                return;
-        }
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char) s[i];
-
-                if (c == '\\')
-                        strbuf_append(sb, "\\\\");
-                else if (c < 0x20 || c == 0x7f)
-                        strbuf_printf(sb, "\\x%02x", c);
-                else
-                        strbuf_append_c(sb, (char) c);
-        }
+        else
+                text_escape_append(sb, s, n, TEXT_ESCAPE_TERMINAL);
 }
 
 static void append_scalar(struct strbuf *sb, const struct event_field *f, const unsigned char *p) {

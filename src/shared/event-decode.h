@@ -11,9 +11,9 @@
  * Integers print as numbers (signed per the field). char arrays and char
  * dynamic fields print as strings up to their first NUL; other dynamic
  * fields and structs print as hex bytes ("0x0a0b" in text, "0a0b" in JSON).
- * In the text form bytes below 0x20, 0x7f and '\' in strings are escaped as
- * \xNN / \\ so a hostile payload cannot drive the terminal; JSON strings are
- * escaped and always valid.
+ * Strings are escaped as text-escape.h describes (controls, C1 and bidi
+ * controls, invalid UTF-8), so a hostile payload cannot drive the terminal
+ * and the JSON is always well-formed; both forms are lossless.
  */
 
 #include <stddef.h>

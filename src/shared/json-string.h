@@ -7,7 +7,7 @@
 
 #include "strbuf.h"
 
-/* Appends @n bytes at @s as a quoted JSON string: '"' and '\' and control
- * characters escaped, valid UTF-8 kept, each byte of an invalid sequence
- * replaced by U+FFFD, so the result is always valid JSON. */
+/* Appends @n bytes at @s as a quoted JSON string, escaped as
+ * text-escape.h describes (TEXT_ESCAPE_JSON): controls, C1 and bidi
+ * controls as \uXXXX, valid UTF-8 kept, each invalid byte as \udcNN. */
 void json_append_string(struct strbuf *sb, const char *s, size_t n);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # uebctl against a real broker (run through broker-harness.sh): list and
 # list --json (parsed by python's json), status, emit + record decoded
-# lines (text and --json), emit's refusals, delete, and the bus options.
+# lines (text and --json, with the writer's uid), a hostile writer's bytes
+# escaped in both, emit's refusals, delete, and the bus options.
 set -u
 
 UEBCTL="${UEBCTL:?UEBCTL must name the uebctl binary}"
@@ -19,6 +20,27 @@ cleanup() { [ -n "$record_pid" ] && kill "$record_pid" 2>/dev/null; }
 trap cleanup EXIT
 
 EV='ctl_ev u32 a; char[8] b; __data_loc char[] s; s16 n'
+uid="$(id -u)"
+# Record lines name the writer's pid, which differs per emit: "pid P".
+mask_pid() { sed -E 's/^\[uid ([0-9]+) pid [0-9]+\]/[uid \1 pid P]/' "$@"; }
+# record_start FILE ARGS...: a recorder in the background, attached.
+record_start() {
+        local out="$1" i
+        shift
+        "$UEBCTL" record "$@" >"$out" 2>"$dir/rec.err" &
+        record_pid=$!
+        for i in $(seq 1 100); do
+                grep -q Recording "$dir/rec.err" 2>/dev/null && break
+                sleep 0.05
+        done
+}
+# record_end: waits for a --count recorder to finish; prints its status.
+record_end() {
+        local i rc
+        for i in $(seq 1 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.05; done
+        wait "$record_pid"; rc=$?; record_pid=""
+        echo "$rc"
+}
 
 # Status and list on an empty broker.
 out="$("$UEBCTL" status)" || fail "status exits 0"
@@ -55,8 +77,9 @@ check "emit while recorded" "ctl_ev: written (" "${out%%[0-9]*}"
 for i in $(seq 1 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.05; done
 wait "$record_pid"; rc=$?; record_pid=""
 check "record --count=2 exits 0" 0 "$rc"
-check "first record decoded" "ctl_ev: a=1 b=hello s=with space n=-2" "$(sed -n 1p "$dir/rec.txt")"
-check "second record decoded" "ctl_ev: a=4294967295 b=12345678 s= n=0" "$(sed -n 2p "$dir/rec.txt")"
+check "first record decoded" "[uid $uid pid P] ctl_ev: a=1 b=hello s=with space n=-2" "$(mask_pid "$dir/rec.txt" | sed -n 1p)"
+check "second record decoded" "[uid $uid pid P] ctl_ev: a=4294967295 b=12345678 s= n=0" "$(mask_pid "$dir/rec.txt" | sed -n 2p)"
+grep -q "^\[uid $uid pid [1-9][0-9]*\] " "$dir/rec.txt" && ok "record names a real pid" || fail "pid: $(cat "$dir/rec.txt")"
 
 # Record: --json, one object per line; SIGTERM ends it cleanly.
 "$UEBCTL" record --json ctl_ev >"$dir/rec.json" 2>"$dir/rec.err" &
@@ -79,6 +102,36 @@ assert r["name"] == "ctl_ev", r
 assert r["uid"] == os.getuid() and r["pid"] > 0 and r["timestamp_ns"] > 0, r
 assert r["timestamp"].endswith("Z"), r
 assert r["fields"] == {"a": 7, "b": 'q"\\', "s": "tab\there", "n": 0}, r["fields"]
+PY
+
+# A hostile writer: C1 CSI (U+009B), a bidi override (U+202E), invalid
+# UTF-8 (FF FE), ESC, a backslash. Exact escaped output, text and JSON, and
+# nothing a terminal would act on.
+hostile_b=$'\xc2\x9b31m'
+hostile_s=$'x\xe2\x80\xaey\xff\xfe\x1b[2Jz\\'
+record_start "$dir/hostile.txt" --count=1 ctl_ev
+"$UEBCTL" emit "$EV" a=2 b="$hostile_b" s="$hostile_s" n=1 >/dev/null || fail "hostile emit"
+check "hostile record ends" 0 "$(record_end)"
+check "hostile bytes escaped in text" \
+        "[uid $uid pid P] ctl_ev: a=2 b=\\u{9b}31m s=x\\u{202e}y\\xff\\xfe\\x1b[2Jz\\\\ n=1" \
+        "$(mask_pid "$dir/hostile.txt")"
+record_start "$dir/hostile.json" --json --count=1 ctl_ev
+"$UEBCTL" emit "$EV" a=2 b="$hostile_b" s="$hostile_s" n=1 >/dev/null || fail "hostile emit (json)"
+check "hostile json record ends" 0 "$(record_end)"
+check "hostile bytes escaped in JSON" \
+        '{"a":2,"b":"\u009b31m","s":"x\u202ey\udcff\udcfe\u001b[2Jz\\","n":1}}' \
+        "$(sed -E 's/.*"fields"://' "$dir/hostile.json")"
+if LC_ALL=C grep -q -P '[\x00-\x09\x0b-\x1f\x7f-\xff]' "$dir/hostile.txt" "$dir/hostile.json"; then
+        fail "raw control or non-ASCII bytes reached the output: $(od -c "$dir/hostile.txt" "$dir/hostile.json")"
+else
+        ok "only printable ASCII in the output"
+fi
+python3 - "$dir/hostile.json" "$uid" <<'PY' && ok "JSON is lossless (surrogateescape)" || fail "JSON: $(cat "$dir/hostile.json")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+assert r["uid"] == int(sys.argv[2]), r
+assert r["fields"]["s"].encode("utf-8", "surrogateescape") == b"x\xe2\x80\xaey\xff\xfe\x1b[2Jz\\", r
+assert r["fields"]["b"] == "\u009b31m", r
 PY
 
 # After the recorder left, the event is disabled again.

@@ -92,11 +92,12 @@ START_TEST(test_escaping) {
         put(p, 0, "a\"b\\c\n\x01\x7f", 9);
         check_decode(ev, p, 16, "s=a\"b\\\\c\\x0a\\x01\\x7f", "{\"s\":\"a\\\"b\\\\c\\n\\u0001\\u007f\"}");
 
-        /* Valid UTF-8 stays, a stray byte becomes U+FFFD in JSON and stays
-         * raw in text. */
+        /* Valid UTF-8 stays; a stray byte, a C1 control and a bidi override
+         * are escaped (text-escape.h). */
         memset(p, 0, sizeof(p));
-        put(p, 0, "\xc3\xa9-\xff", 4);
-        check_decode(ev, p, 16, "s=\xc3\xa9-\xff", "{\"s\":\"\xc3\xa9-\\ufffd\"}");
+        put(p, 0, "\xc3\xa9-\xff\xc2\x9b\xe2\x80\xae", 9);
+        check_decode(ev, p, 16, "s=\xc3\xa9-\\xff\\u{9b}\\u{202e}",
+                     "{\"s\":\"\xc3\xa9-\\udcff\\u009b\\u202e\"}");
 }
 END_TEST
 
