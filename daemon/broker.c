@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <systemd/sd-id128.h>
 
+#include "admission.h"
 #include "broker.h"
-#include "bus-caller.h"
+#include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
+#include "event-store.h"
 #include "fd-util.h"
+#include "name-reservation.h"
 #include "log.h"
 #include "polkit.h"
 #include "session.h"
@@ -20,8 +26,26 @@ static unsigned broker_max_events(const struct broker *b) {
         return b->limits.events < STATUS_INDEX_MAX ? b->limits.events : STATUS_INDEX_MAX;
 }
 
-static const char *config_name(const struct broker *b) {
+const char *broker_config_name(const struct broker *b) {
         return b->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
+}
+
+void broker_log_refusal(struct broker *b, const char *method, const char *sender, const sd_bus_error *error) {
+        unsigned suppressed = 0;
+
+        if (!log_ratelimit_ok(&b->refusal_ratelimit, &suppressed))
+                return;
+        if (suppressed > 0)
+                log_info("(%u more refusals not logged)", suppressed);
+        log_info("Refused %s of %s: %s: %s", method, sender ?: "?", error->name ?: "?", error->message ?: "");
+}
+
+/* Every handler's result goes through here: refusals are logged, rate
+ * limited. */
+static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
+        if (r < 0 && sd_bus_error_is_set(error))
+                broker_log_refusal(b, sd_bus_message_get_member(m), sd_bus_message_get_sender(m), error);
+        return r;
 }
 
 static void emit_active_events_changed(struct broker *b) {
@@ -29,6 +53,66 @@ static void emit_active_events_changed(struct broker *b) {
 
         if (r < 0)
                 log_debug_errno(r, "Cannot emit PropertiesChanged for ActiveEvents: %m");
+}
+
+static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct broker *b = userdata;
+        int r;
+
+        r = event_store_save(&b->registry, b->state_dir);
+        if (r < 0)
+                log_warning_errno(r, "Cannot save the events and their owners in %s: %m", b->state_dir);
+        return 0;
+}
+
+/* The set of events changed: save it soon, at most once a second. */
+static void schedule_save(struct broker *b) {
+        int r, enabled = SD_EVENT_OFF;
+
+        if (!b->state_dir)
+                return;
+        if (b->save_timer && sd_event_source_get_enabled(b->save_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;
+        if (b->save_timer)
+                r = sd_event_source_set_time_relative(b->save_timer, 1000000u);
+        else
+                r = sd_event_add_time_relative(b->event, &b->save_timer, CLOCK_MONOTONIC, 1000000u, 0,
+                                               on_save_timer, b);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(b->save_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule saving the events: %m");
+}
+
+static void events_changed(struct broker *b) {
+        emit_active_events_changed(b);
+        schedule_save(b);
+}
+
+/* Refuses new calls while the broker's own outgoing queue is over its
+ * bound (the bus does not take what the broker sends as fast as callers
+ * ask): a sequence of calls cannot grow the broker past its memory bound.
+ * @reply_estimate is the size of the reply about to be built; large ones
+ * also count against BROKER_LARGE_REPLY_BUDGET until the queue drains. */
+static int check_outgoing_backlog(struct broker *b, size_t reply_estimate, bool privileged, sd_bus_error *error) {
+        uint64_t queued = 0;
+
+        (void) sd_bus_get_n_queued_write(b->bus, &queued);
+        if (queued == 0)
+                b->large_reply_bytes = 0;
+        if (queued >= b->limits.outgoing_queue)
+                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                         "the broker has %" PRIu64 " replies waiting for the bus (OutgoingQueue= in "
+                                         "%s); try again in a moment", queued, broker_config_name(b));
+        if (!privileged && b->large_reply_bytes + reply_estimate > BROKER_LARGE_REPLY_BUDGET)
+                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                         "the broker's earlier large replies (%zu bytes) still wait for the bus; "
+                                         "read your replies and try again in a moment", b->large_reply_bytes);
+        return 0;
+}
+
+static bool caller_privileged(const struct session *s) {
+        return s->uid == 0 || s->uid == geteuid();
 }
 
 /* Length bounds, the grammar's first: a command longer than the grammar
@@ -40,7 +124,7 @@ static int check_command_length(struct broker *b, size_t len, sd_bus_error *erro
         if (len > b->limits.command_length)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "command is %zu bytes, longer than %u (CommandLength= in %s)",
-                                         len, b->limits.command_length, config_name(b));
+                                         len, b->limits.command_length, broker_config_name(b));
         return 0;
 }
 
@@ -53,17 +137,93 @@ static int check_no_prefix(const char *command, sd_bus_error *error) {
                                  "commands take no 'u:' prefix: write '%s'", command + 2);
 }
 
-static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+/* 1 when @s may use the name @name under the reservations: a reserved name
+ * is refused to everyone else, whatever polkit says. */
+static int check_reservation(struct broker *b, struct session *s, const char *name, bool *ret_reserved_for_caller,
+                             sd_bus_error *error) {
+        _cleanup_free_ gid_t *gids = NULL;
+        const struct name_reservation *res;
+        size_t n_gids = 0;
+
+        *ret_reserved_for_caller = false;
+        if (!b->reservations)
+                return 1;
+        res = name_reservations_find(b->reservations, name);
+        if (!res)
+                return 1;
+        if (res->is_group && s->uid != 0)
+                (void) user_groups(s->uid, &gids, &n_gids);
+        if (name_reservation_allows(res, s->uid, gids, n_gids)) {
+                *ret_reserved_for_caller = true;
+                return 1;
+        }
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "event name %s is reserved for %s (%s%s, set in %s); choose another name",
+                                 name, res->who, res->is_prefix ? "names starting with " : "the name ",
+                                 res->pattern, res->origin);
+}
+
+static int refuse_admission(struct broker *b, enum admission verdict, uid_t uid, const char *name,
+                            sd_bus_error *error) {
+        if (verdict == ADMISSION_USER_FULL)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "uid %u already owns %u events, all in use (EventsPerUser= in %s); "
+                                         "unregister events it no longer writes or close connections holding them",
+                                         (unsigned) uid, b->limits.events_per_user, broker_config_name(b));
+        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                 "cannot create event %s: the broker holds %u events (Events= in %s), none unused "
+                                 "for %u s (UnusedEventExpirySec=); Delete unused events or try later",
+                                 name, broker_max_events(b), broker_config_name(b), b->limits.unused_event_expiry_sec);
+}
+
+/* Creates the event of @def, evicting @victim first when given. Eviction
+ * and creation succeed or fail together: if the new event cannot be added,
+ * the victim is put back as it was (unused, same owner and definition). */
+static int commit_new_event(struct broker *b, struct event_def **def, uid_t uid, struct broker_event *victim,
+                            struct broker_event **ret, sd_bus_error *error) {
+        struct event_def *victim_def = NULL;
+        uid_t victim_owner = 0;
+        int r;
+
+        if (victim) {
+                victim_owner = victim->owner_uid;
+                log_info("Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was "
+                         "unused and %s.", victim->def->name, victim->status_index, (unsigned) victim_owner,
+                         (*def)->name, (unsigned) uid,
+                         victim_owner == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
+                victim_def = event_registry_remove_keep_def(&b->registry, victim);      /* for a roll back */
+        }
+        r = event_registry_add(&b->registry, *def, uid, ret);
+        if (r >= 0) {
+                *def = NULL;    /* owned by the registry now */
+                event_def_free(victim_def);
+                return 0;
+        }
+        if (victim) {
+                struct broker_event *restored;
+
+                if (event_registry_add(&b->registry, victim_def, victim_owner, &restored) < 0) {
+                        log_error("Event %s of uid %u could not be restored after a failed eviction.",
+                                  victim_def->name, (unsigned) victim_owner);
+                        event_def_free(victim_def);
+                }
+        }
+        if (r == -ENOSPC)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "cannot create event %s: every status index is in use; Delete unused events",
+                                         (*def)->name);
+        return sd_bus_error_set_errnof(error, r, "cannot create event %s: %m", (*def)->name);
+}
+
+static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct event_error parse_error = { 0 };
         struct broker_event *ev, *victim = NULL;
+        enum admission verdict = ADMISSION_ADMIT;
         struct session *s;
-        const char *command, *sender, *action;
-        bool created_session = false, created_event = false;
+        const char *command, *action;
+        bool reserved_for_caller, created_event = false;
         uint32_t write_index;
-        uid_t uid;
-        pid_t pid;
         size_t len;
         int r;
 
@@ -84,25 +244,17 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return sd_bus_error_set(error, BROKER_ERROR_INVALID_COMMAND, parse_error.message);
 
-        sender = sd_bus_message_get_sender(m);
-        if (!sender)
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                        "the call carries no sender name: call the broker through the message bus, "
-                                        "not over a direct connection");
-        s = session_find(b, sender);
-        if (s) {
-                uid = s->uid;
-                pid = s->pid;
-        } else {
-                r = bus_caller_identify(m, &uid, &pid);
-                if (r >= 0 && pid <= 0)
-                        r = -ENODATA;   /* a session needs the writer's pid for its records */
-                if (r < 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                                 "the caller cannot be identified: the bus gave no uid and pid for it (%s)",
-                                                 strerror(-r));
-        }
+        /* Identify: the session knows, or the bus is asked once. */
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = check_outgoing_backlog(b, 0, true, error);
+        if (r < 0)
+                return r;
 
+        r = check_reservation(b, s, def->name, &reserved_for_caller, error);
+        if (r < 0)
+                return r;
         ev = event_registry_find(&b->registry, def->name);
         if (ev && !event_def_equal(ev->def, def)) {
                 _cleanup_free_ char *existing = event_def_canonical(ev->def);
@@ -112,80 +264,61 @@ static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *erro
                                          "fields or choose another name", def->name, existing ?: "(out of memory)");
         }
 
-        /* Authorize. */
-        action = ev && ev->owner_uid != uid ? "org.uebroker1.register-foreign" : "org.uebroker1.register";
-        r = polkit_check(b->polkit, m, action, sd_bus_message_get_allow_interactive_authorization(m) > 0, error);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return 1;       /* re-run when polkit answers */
+        /* Authorize: a name reserved for the caller is the caller's. */
+        action = ev && ev->owner_uid != s->uid && !reserved_for_caller ? "org.uebroker1.register-foreign" :
+                                                                          "org.uebroker1.register";
+        r = polkit_check(b->polkit, m, action, sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid,
+                         s->pid, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
 
-        /* Quotas, then change state. */
-        if (s && ev && session_find_registration(s, ev, &write_index) == 0)
+        /* Decide. */
+        if (ev && session_find_registration(s, ev, &write_index) == 0)
                 goto reply;
-        if (!s && session_count_for_uid(b, uid) >= b->limits.clients_per_user)
+        if (!s->provider_session && session_count_for_uid(b, s->uid) >= b->limits.clients_per_user)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u already has %u connections holding registrations (ClientsPerUser= in %s)",
-                                         (unsigned) uid, b->limits.clients_per_user, config_name(b));
-        if (s && s->n_registrations >= b->limits.events_per_client)
+                                         (unsigned) s->uid, b->limits.clients_per_user, broker_config_name(b));
+        if (s->n_registrations >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this connection already holds %u registrations (EventsPerClient= in %s)",
-                                         b->limits.events_per_client, config_name(b));
-        /* A new event, or an unused one of the caller's, puts one more of
-         * the caller's events in use. */
-        if ((!ev || (ev->owner_uid == uid && !broker_event_in_use(&b->registry, ev))) &&
-            event_registry_count_in_use(&b->registry, uid) >= b->limits.events_per_user)
-                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "uid %u already has %u events in use (EventsPerUser= in %s); unregister "
-                                         "events it no longer writes or close connections holding them",
-                                         (unsigned) uid, b->limits.events_per_user, config_name(b));
-        if (!ev && b->registry.n_events >= broker_max_events(b)) {
-                victim = event_registry_find_evictable(&b->registry);
-                if (!victim)
-                        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                                 "the broker already holds %u events, all in use (Events= in %s)",
-                                                 broker_max_events(b), config_name(b));
+                                         b->limits.events_per_client, broker_config_name(b));
+        if (!ev) {
+                struct admission_limits limits = {
+                        .max_events = broker_max_events(b),
+                        .events_per_user = b->limits.events_per_user,
+                        .unused_expiry_usec = (uint64_t) b->limits.unused_event_expiry_sec * 1000000u,
+                };
+
+                verdict = admission_for_new_event(&b->registry, s->uid, b->registry.now_usec(), &limits, &victim);
+                if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
+                        return refuse_admission(b, verdict, s->uid, def->name, error);
         }
 
-        if (!s) {
-                r = session_new(b, sender, uid, pid, &s);
-                if (r < 0)
-                        return sd_bus_error_set_errnof(error, r, "cannot create a session: %m");
-                created_session = true;
-        }
+        /* Change state: provider session, event, registration. */
+        r = session_open_provider(s);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
-                if (victim) {
-                        log_info("Event %s (status index %u, owner uid %u) evicted to make room for %s: the table "
-                                 "is full and it is the least recently used unused event.",
-                                 victim->def->name, victim->status_index, (unsigned) victim->owner_uid, def->name);
-                        event_registry_remove(&b->registry, victim);
-                        emit_active_events_changed(b);
-                }
-                r = event_registry_add(&b->registry, def, uid, &ev);
-                if (r == -ENOSPC)
-                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                          "cannot create event %s: every status index is in use; Delete unused events",
-                                          def->name);
-                else if (r < 0)
-                        sd_bus_error_set_errnof(error, r, "cannot create event %s: %m", def->name);
+                r = commit_new_event(b, &def, s->uid, victim, &ev, error);
                 if (r < 0)
-                        goto fail;
-                def = NULL;     /* owned by the registry now */
+                        return r;
                 created_event = true;
         }
         r = session_register(s, ev, &write_index);
-        if (r == -ENOSPC)
-                sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                  "cannot register event %s: too many distinct events on this connection (%u); "
-                                  "reconnect", ev->def->name, SESSION_SLOTS_MAX);
-        else if (r < 0)
-                sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
-        if (r < 0)
-                goto fail;
+        if (r < 0) {
+                if (created_event)
+                        event_registry_remove(&b->registry, ev);
+                if (r == -ENOSPC)
+                        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                                 "cannot register event %s: too many distinct events on this "
+                                                 "connection (%u); reconnect", ev->def->name, SESSION_SLOTS_MAX);
+                return sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
+        }
         if (created_event) {
                 log_info("Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
-                         (unsigned) uid, (int) pid, ev->status_index);
-                emit_active_events_changed(b);
+                         (unsigned) s->uid, (int) s->pid, ev->status_index);
+                events_changed(b);
         }
 
 reply:
@@ -194,17 +327,13 @@ reply:
                                           b->provider_ops->session_data_fd(s->provider_session),
                                           b->provider_ops->session_status_fd(s->provider_session),
                                           ev->status_index, write_index);
-
-fail:
-        if (created_event)
-                event_registry_remove(&b->registry, ev);
-        if (created_session)
-                session_free(s);
-        return r;
 }
 
-static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, register_event(userdata, m, error), error);
+}
+
+static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         struct session *s;
         uint32_t write_index;
         int r;
@@ -215,7 +344,7 @@ static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *er
 
         /* Acts only on the caller's own registrations: nothing to authorize. */
         s = session_find(b, sd_bus_message_get_sender(m) ?: "");
-        r = s ? session_unregister(s, write_index) : -ENOENT;
+        r = s && s->provider_session ? session_unregister(s, write_index) : -ENOENT;
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
                                          "write index %u is not registered on this connection; pass a write_index "
@@ -226,15 +355,19 @@ static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *er
         return sd_bus_reply_method_return(m, NULL);
 }
 
+static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, unregister_event(userdata, m, error), error);
+}
+
 static bool event_name_plausible(const char *name) {
         size_t len = strlen(name);
 
         return len > 0 && len <= EVENT_NAME_MAX;
 }
 
-static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         struct broker_event *ev;
+        struct session *s;
         const char *name;
         int interactive, r;
 
@@ -246,11 +379,12 @@ static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error)
                                          "no event has a name of %zu bytes (names are 1 to %u bytes)", strlen(name),
                                          (unsigned) EVENT_NAME_MAX);
 
-        r = polkit_check(b->polkit, m, "org.uebroker1.delete", interactive, error);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return 1;
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = polkit_check(b->polkit, m, "org.uebroker1.delete", interactive, s->uid, s->pid, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
 
         ev = event_registry_find(&b->registry, name);
         if (!ev)
@@ -269,16 +403,34 @@ static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "event %s is being listened to; stop recording or tracing it first", name);
 
-        log_info("Event %s (status index %u) deleted.", name, ev->status_index);
+        log_info("Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
         event_registry_remove(&b->registry, ev);
-        emit_active_events_changed(b);
+        events_changed(b);
         return sd_bus_reply_method_return(m, NULL);
 }
 
-static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, delete_event(userdata, m, error), error);
+}
+
+/* An upper bound of the ListEvents reply: each event's name, fields text
+ * and fixed part. */
+static size_t list_events_reply_estimate(const struct broker *b) {
+        return (size_t) b->registry.n_events * (EVENT_COMMAND_MAX + 64u);
+}
+
+static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        struct session *s;
+        size_t estimate = list_events_reply_estimate(b);
         int r;
+
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = check_outgoing_backlog(b, estimate, caller_privileged(s), error);
+        if (r < 0)
+                return r;
 
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
@@ -303,14 +455,29 @@ static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *e
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        return sd_bus_send(NULL, reply, NULL);
+        r = sd_bus_send(NULL, reply, NULL);
+        if (r >= 0)
+                b->large_reply_bytes += estimate;
+        return r;
 }
 
-static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, list_events(userdata, m, error), error);
+}
+
+static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct status_entry *entries = NULL;
         _cleanup_free_ char *text = NULL;
-        size_t n = 0;
+        struct session *s;
+        size_t n = 0, estimate = (size_t) b->registry.n_events * (EVENT_NAME_MAX + 32u) + 128u;
+        int r;
+
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = check_outgoing_backlog(b, estimate, caller_privileged(s), error);
+        if (r < 0)
+                return r;
 
         entries = calloc(b->registry.n_events ?: 1, sizeof(*entries));
         if (!entries)
@@ -329,14 +496,21 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
         text = status_text(entries, n, STATUS_MAX_EVENTS);
         if (!text)
                 return -ENOMEM;
-        return sd_bus_reply_method_return(m, "s", text);
+        r = sd_bus_reply_method_return(m, "s", text);
+        if (r >= 0)
+                b->large_reply_bytes += estimate;
+        return r;
 }
 
-static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, get_status(userdata, m, error), error);
+}
+
+static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
         _cleanup_close_ int fd = -EBADF;
+        struct session *s;
         size_t n = 0, allocated = 0;
         const char *name;
         int r;
@@ -374,12 +548,13 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no event names given; name at least one event to record");
 
-        r = polkit_check(b->polkit, m, "org.uebroker1.record", sd_bus_message_get_allow_interactive_authorization(m) > 0,
-                         error);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return 1;       /* re-run when polkit answers */
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = polkit_check(b->polkit, m, "org.uebroker1.record",
+                         sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
 
         events = calloc(n, sizeof(*events));
         if (!events)
@@ -407,6 +582,10 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
         /* The reply carries a dup; ours closes on return. */
         return sd_bus_reply_method_return(m, "h", fd);
+}
+
+static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, record_events(userdata, m, error), error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -469,8 +648,31 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-int broker_new(sd_event *event, sd_bus *bus, bool bus_is_system, const struct provider_ops *ops,
-               const struct broker_limits *limits, const char *config_path, struct broker **ret) {
+/* Clients= lowered, if need be, so that sessions cannot exhaust the fd
+ * limit: past it sd-bus cannot receive a message carrying descriptors and
+ * drops the bus connection. */
+static unsigned sessions_within_fd_limit(unsigned clients, unsigned fds_per_session) {
+        struct rlimit rl;
+        uint64_t fit;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || fds_per_session == 0)
+                return clients;
+        fit = rl.rlim_cur > BROKER_FD_RESERVE ? (rl.rlim_cur - BROKER_FD_RESERVE) / fds_per_session : 0;
+        if (fit >= clients)
+                return clients;
+        log_warning("The fd limit (%llu) holds %llu clients of %u descriptors each beside a reserve of %u, "
+                    "fewer than Clients=%u: serving at most %llu. Raise LimitNOFILE= to serve more.",
+                    (unsigned long long) rl.rlim_cur, (unsigned long long) fit, fds_per_session, BROKER_FD_RESERVE,
+                    clients, (unsigned long long) fit);
+        return (unsigned) (fit ?: 1);
+}
+
+static void on_client_gone(const char *unique_name, void *userdata) {
+        session_gone(userdata, unique_name);
+}
+
+int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, const struct broker_settings *settings,
+               struct broker **ret) {
         struct broker *b;
         int r;
 
@@ -480,8 +682,12 @@ int broker_new(sd_event *event, sd_bus *bus, bool bus_is_system, const struct pr
         b->event = sd_event_ref(event);
         b->bus = sd_bus_ref(bus);
         b->provider_ops = ops;
-        b->limits = *limits;
-        b->config_path = config_path;
+        b->limits = *settings->limits;
+        b->max_sessions = sessions_within_fd_limit(b->limits.clients, ops->fds_per_session);
+        b->reservations = settings->reservations;
+        b->config_path = settings->config_path;
+        b->state_dir = settings->state_dir;
+        b->refusal_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 20u);
 
         r = ops->new(event, &b->provider);
         if (r < 0) {
@@ -489,10 +695,24 @@ int broker_new(sd_event *event, sd_bus *bus, bool bus_is_system, const struct pr
                 goto fail;
         }
         event_registry_init(&b->registry, ops, b->provider);
+        if (b->state_dir) {
+                r = event_store_load(&b->registry, b->state_dir);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot restore the events kept in %s, starting without them: %m",
+                                          b->state_dir);
+                else if (r > 0)
+                        log_info("Restored %d events and their owners from %s.", r, b->state_dir);
+        }
 
-        r = polkit_registry_new(bus, bus_is_system, &b->polkit);
+        r = polkit_registry_new(bus, settings->bus_is_system, b->limits.authorizations_per_user, &b->polkit);
         if (r < 0) {
                 log_error_errno(r, "Cannot set up polkit checks: %m");
+                goto fail;
+        }
+
+        r = bus_departures_watch(bus, on_client_gone, b, &b->departures);
+        if (r < 0) {
+                log_error_errno(r, "Cannot watch for clients leaving the bus: %m");
                 goto fail;
         }
 
@@ -511,11 +731,20 @@ fail:
 }
 
 struct broker *broker_free(struct broker *b) {
+        int r;
+
         if (!b)
                 return NULL;
 
         sd_bus_slot_unref(b->object_slot);
+        sd_bus_slot_unref(b->departures);
         session_free_all(b);
+        if (b->save_timer) {
+                b->save_timer = sd_event_source_disable_unref(b->save_timer);
+                r = event_store_save(&b->registry, b->state_dir);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot save the events and their owners in %s: %m", b->state_dir);
+        }
         if (b->provider) {
                 event_registry_done(&b->registry);
                 b->provider = b->provider_ops->free(b->provider);

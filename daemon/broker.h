@@ -17,6 +17,8 @@
 #include "broker-bus.h"
 #include "config.h"
 #include "event-registry.h"
+#include "log.h"
+#include "name-reservation.h"
 #include "providers/provider.h"
 
 struct polkit_registry;
@@ -25,21 +27,58 @@ struct broker {
         sd_event *event;
         sd_bus *bus;
         sd_bus_slot *object_slot;
+        sd_bus_slot *departures;        /* the one NameOwnerChanged match */
         struct polkit_registry *polkit;
         const struct provider_ops *provider_ops;
         struct provider *provider;
         struct event_registry registry;
         struct broker_limits limits;
+        const struct name_reservations *reservations;
         const char *config_path;        /* for error messages naming the key */
         void *sessions;                 /* tsearch() tree of struct session, by bus name */
         unsigned n_sessions;
+        unsigned max_sessions;          /* Clients=, lowered to what the fd limit holds */
+
+        /* Bytes of large replies (ListEvents, GetStatus) sent since the
+         * outgoing queue was last seen empty: an upper bound of what they
+         * still hold in it. */
+        size_t large_reply_bytes;
+        struct log_ratelimit refusal_ratelimit;
+
+        /* Names and owners survive a restart: the event store in
+         * state_dir, saved at most once a second after a change. */
+        const char *state_dir;
+        sd_event_source *save_timer;
 };
+
+/* What the broker is given at start. */
+struct broker_settings {
+        bool bus_is_system;
+        const struct broker_limits *limits;
+        const struct name_reservations *reservations;   /* may be NULL */
+        const char *config_path;
+        const char *state_dir;                          /* NULL: keep no state */
+};
+
+/* Large replies (ListEvents, GetStatus) the outgoing queue may hold at once;
+ * beyond, such calls are refused with Busy until it drains. */
+#define BROKER_LARGE_REPLY_BUDGET (16u * 1024u * 1024u)
+/* Descriptors kept free for everything but sessions (bus, provider, record
+ * streams, messages in flight). */
+#define BROKER_FD_RESERVE 1024u
 
 /* Sets up the broker on a started @bus attached to @event: provider, polkit,
  * the object. Does not request the bus name. */
-int broker_new(sd_event *event, sd_bus *bus, bool bus_is_system, const struct provider_ops *ops,
-               const struct broker_limits *limits, const char *config_path, struct broker **ret);
+int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, const struct broker_settings *settings,
+               struct broker **ret);
 struct broker *broker_free(struct broker *b);
+
+/* The configuration file's name, for messages naming a key. */
+const char *broker_config_name(const struct broker *b);
+
+/* Logs a refusal at info level, at most a few per second in all, so a
+ * hostile caller cannot flood the journal. */
+void broker_log_refusal(struct broker *b, const char *method, const char *sender, const sd_bus_error *error);
 
 /* The introspection XML of /org/uebroker1 as sd-bus serves it, produced
  * without any bus: a private connection pair inside this process. */

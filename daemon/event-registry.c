@@ -4,8 +4,16 @@
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "event-registry.h"
+
+static uint64_t boottime_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_BOOTTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
 
 static int compare_by_name(const void *a, const void *b) {
         const struct broker_event *x = a, *y = b;
@@ -18,6 +26,7 @@ void event_registry_init(struct event_registry *reg, const struct provider_ops *
                 .ops = ops,
                 .provider = provider,
                 .next_index_hint = 1,
+                .now_usec = boottime_usec,
         };
 }
 
@@ -82,7 +91,7 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
                 return -ENOMEM;
         ev->def = def;
         ev->owner_uid = owner;
-        ev->last_used = ++reg->use_clock;
+        event_registry_touch(reg, ev);
 
         r = reg->ops->event_add(reg->provider, def, &index, &ev->provider_event);
         if (r < 0) {
@@ -112,13 +121,20 @@ fail:
         return r;
 }
 
-void event_registry_remove(struct event_registry *reg, struct broker_event *ev) {
+struct event_def *event_registry_remove_keep_def(struct event_registry *reg, struct broker_event *ev) {
+        struct event_def *def = ev->def;
+
         assert(ev->n_bound_sessions == 0);
         reg->ops->event_remove(reg->provider, ev->provider_event);
         tdelete(ev, &reg->by_name, compare_by_name);
         reg->by_index[ev->status_index] = NULL;
         reg->n_events--;
-        broker_event_free(ev);
+        free(ev);
+        return def;
+}
+
+void event_registry_remove(struct event_registry *reg, struct broker_event *ev) {
+        event_def_free(event_registry_remove_keep_def(reg, ev));
 }
 
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev) {
@@ -131,28 +147,28 @@ bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev) {
 
 void event_registry_touch(struct event_registry *reg, struct broker_event *ev) {
         ev->last_used = ++reg->use_clock;
+        ev->last_used_usec = reg->now_usec();
 }
 
-struct broker_event *event_registry_find_evictable(struct event_registry *reg) {
+struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_t owner, uint64_t used_before_usec) {
         struct broker_event *oldest = NULL;
 
         for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
                 struct broker_event *ev = reg->by_index[i];
 
-                if (ev && !broker_event_in_use(reg, ev) && (!oldest || ev->last_used < oldest->last_used))
+                if (!ev || (owner != UID_ANY && ev->owner_uid != owner) || ev->last_used_usec > used_before_usec)
+                        continue;
+                if ((!oldest || ev->last_used < oldest->last_used) && !broker_event_in_use(reg, ev))
                         oldest = ev;
         }
         return oldest;
 }
 
-unsigned event_registry_count_in_use(struct event_registry *reg, uid_t owner) {
+unsigned event_registry_count_owned(struct event_registry *reg, uid_t owner) {
         unsigned n = 0;
 
-        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
-                struct broker_event *ev = reg->by_index[i];
-
-                if (ev && ev->owner_uid == owner && broker_event_in_use(reg, ev))
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++)
+                if (reg->by_index[i] && reg->by_index[i]->owner_uid == owner)
                         n++;
-        }
         return n;
 }

@@ -6,7 +6,8 @@
  * created by its first Register, owned by the uid that made that call, and
  * persists after its last registration (the original user_events semantics)
  * until Delete removes it, or until the broker evicts it to make room for a
- * new event while it is unused (broker_event_in_use()). Status indexes run
+ * new event while it is unused (broker_event_in_use(); admission.h says
+ * which unused event may go). Status indexes run
  * 1..4095; 0 is never handed out; an index freed by Delete or eviction is
  * handed out again.
  */
@@ -28,7 +29,8 @@ struct broker_event {
          * index is never reused for another event, so the event must
          * outlive every index bound to it. */
         unsigned n_bound_sessions;
-        uint64_t last_used;             /* event_registry_touch() clock */
+        uint64_t last_used;             /* event_registry_touch() order */
+        uint64_t last_used_usec;        /* ... and time, CLOCK_BOOTTIME */
         struct provider_event *provider_event;
 };
 
@@ -40,6 +42,8 @@ struct event_registry {
         uint32_t n_events;
         uint32_t next_index_hint;
         uint64_t use_clock;
+        /* CLOCK_BOOTTIME in µs; replaceable so tests control time. */
+        uint64_t (*now_usec)(void);
 };
 
 void event_registry_init(struct event_registry *reg, const struct provider_ops *ops, struct provider *provider);
@@ -56,6 +60,8 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
 /* Removes @ev: no session may have a write index bound to it; the caller
  * has checked that nothing listens. */
 void event_registry_remove(struct event_registry *reg, struct broker_event *ev);
+/* The same, handing back the event's definition to the caller. */
+struct event_def *event_registry_remove_keep_def(struct event_registry *reg, struct broker_event *ev);
 
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev);
 
@@ -68,8 +74,11 @@ bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev);
  * in least recently used order. */
 void event_registry_touch(struct event_registry *reg, struct broker_event *ev);
 
-/* The unused event used least recently, NULL when every event is in use. */
-struct broker_event *event_registry_find_evictable(struct event_registry *reg);
+/* The unused event used least recently among those owned by @owner (any
+ * owner when @owner is UID_ANY) and last used at or before
+ * @used_before_usec; NULL when there is none. */
+#define UID_ANY ((uid_t) -1)
+struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_t owner, uint64_t used_before_usec);
 
-/* How many events @owner owns that are in use. */
-unsigned event_registry_count_in_use(struct event_registry *reg, uid_t owner);
+/* How many events @owner owns, used or unused. */
+unsigned event_registry_count_owned(struct event_registry *reg, uid_t owner);

@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <systemd/sd-event.h>
 
-#include "bus-caller.h"
 #include "cleanup.h"
 #include "log.h"
 #include "polkit.h"
@@ -40,8 +39,12 @@ struct polkit_query {
         uint64_t cookie;
         char *action;
 
+        uid_t uid;
+        pid_t pid;
+        bool interactive;
+
+        bool sent;                      /* CheckAuthorization sent (else queued) */
         sd_bus_slot *call_slot;         /* the CheckAuthorization in flight */
-        sd_bus_slot *owner_slot;        /* GetNameOwner: was the sender gone before we watched? */
         sd_event_source *drop_source;   /* drops an answer the re-run did not take */
 
         bool answered;
@@ -54,15 +57,15 @@ struct polkit_registry {
         bool bus_is_system;
         uid_t own_uid;
         sd_bus *system_bus;             /* opened on first need, off the system bus only */
+        unsigned max_per_uid;
+        /* Newest first; n_queries counts them all, n_in_flight those sent
+         * and not answered. */
         struct polkit_query *queries;
         size_t n_queries;
-        /* NameOwnerChanged for names that went away, on @bus, installed
-         * while checks are pending: a caller that disconnects has its
-         * checks dropped at once, session or not. */
-        sd_bus_slot *gone_match;
+        size_t n_in_flight;
 };
 
-static void forget_sender(struct polkit_registry *reg, const char *sender);
+static void start_queued(struct polkit_registry *reg);
 
 static const struct {
         const char *action;
@@ -107,11 +110,10 @@ static struct polkit_query *polkit_query_free(struct polkit_query *q) {
         if (q->next)
                 q->next->prev = q->prev;
         reg->n_queries--;
-        if (reg->n_queries == 0)
-                reg->gone_match = sd_bus_slot_unref(reg->gone_match);
+        if (q->call_slot)
+                reg->n_in_flight--;
 
         sd_bus_slot_unref(q->call_slot);        /* cancels the reply callback */
-        sd_bus_slot_unref(q->owner_slot);
         sd_event_source_disable_unref(q->drop_source);
         sd_bus_message_unref(q->request);
         sd_bus_error_free(&q->error);
@@ -129,11 +131,11 @@ static struct polkit_query *find_query(struct polkit_registry *reg, sd_bus_messa
         return NULL;
 }
 
-static size_t count_queries_of(struct polkit_registry *reg, const char *sender) {
+static size_t count_queries_of(struct polkit_registry *reg, uid_t uid) {
         size_t n = 0;
 
         for (struct polkit_query *q = reg->queries; q; q = q->next)
-                if (strcmp(q->sender, sender) == 0)
+                if (q->uid == uid)
                         n++;
         return n;
 }
@@ -219,22 +221,20 @@ static int verdict_from_reply(struct polkit_query *q, sd_bus_message *reply) {
         return set_denied(&q->error, q->action);
 }
 
-static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct polkit_query *q = userdata;
+/* The verdict is in (@q->verdict, @q->error): re-run the suspended call,
+ * which takes it. */
+static void query_answered(struct polkit_query *q) {
         sd_bus *request_bus = sd_bus_message_get_bus(q->request);
         sd_event *event;
         int r;
 
-        q->call_slot = sd_bus_slot_unref(q->call_slot);
         q->answered = true;
-        q->verdict = verdict_from_reply(q, reply);
-
         r = sd_bus_enqueue_for_read(request_bus, q->request);
         if (r < 0) {
                 log_warning_errno(r, "Cannot resume a call of %s after its polkit check: %m", q->sender);
                 (void) sd_bus_reply_method_errnof(q->request, r, "Cannot resume the call after the authorization check: %m");
                 polkit_query_free(q);
-                return 0;
+                return;
         }
 
         event = sd_bus_get_event(request_bus);
@@ -249,6 +249,17 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                         q->drop_source = sd_event_source_disable_unref(q->drop_source);
                 }
         }
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct polkit_query *q = userdata;
+        struct polkit_registry *reg = q->registry;
+
+        q->call_slot = sd_bus_slot_unref(q->call_slot);
+        reg->n_in_flight--;
+        q->verdict = verdict_from_reply(q, reply);
+        query_answered(q);
+        start_queued(reg);
         return 0;
 }
 
@@ -298,70 +309,9 @@ static int append_subject(struct polkit_registry *reg, sd_bus_message *call, con
                                      "t", start_time, "uid", "i", (int32_t) uid);
 }
 
-static int on_name_gone(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct polkit_registry *reg = userdata;
-        const char *name, *old_owner, *new_owner;
-
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
-                return 0;
-        /* Unique names are never reused: once gone, that caller is gone. */
-        if (name[0] == ':' && new_owner[0] == '\0')
-                forget_sender(reg, name);
-        return 0;
-}
-
-static int on_name_gone_installed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        /* Without the match, checks of departed callers last until polkit
-         * answers them; that is all. The default would close the bus. */
-        if (sd_bus_message_is_method_error(m, NULL))
-                log_warning_errno(sd_bus_message_get_errno(m),
-                                  "Cannot watch for callers leaving the bus; their pending polkit checks stay until polkit answers: %m");
-        return 0;
-}
-
-static int on_owner_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct polkit_query *q = userdata;
-        char *sender;
-
-        q->owner_slot = sd_bus_slot_unref(q->owner_slot);
-        if (!sd_bus_message_is_method_error(reply, "org.freedesktop.DBus.Error.NameHasNoOwner"))
-                return 0;
-        /* It left before the match was in place. Copy the name: forgetting
-         * frees @q. */
-        sender = strdup(q->sender);
-        if (!sender)
-                return 0;
-        forget_sender(q->registry, sender);
-        free(sender);
-        return 0;
-}
-
-/* Makes sure @q is dropped when its sender leaves the bus: the match on
- * names going away (installed on the first pending check), then a
- * GetNameOwner, which the bus answers after installing the match, for a
- * caller that left before. Not possible (and not needed) on a direct
- * connection without a bus daemon. */
-static int watch_sender(struct polkit_query *q) {
-        struct polkit_registry *reg = q->registry;
-        int r;
-
-        if (q->sender[0] != ':' || sd_bus_is_bus_client(reg->bus) <= 0)
-                return 0;
-        if (!reg->gone_match) {
-                r = sd_bus_add_match_async(reg->bus, &reg->gone_match,
-                                           "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                                           "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''",
-                                           on_name_gone, on_name_gone_installed, reg);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_call_method_async(reg->bus, &q->owner_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                        "org.freedesktop.DBus", "GetNameOwner", on_owner_reply, q, "s", q->sender);
-}
-
 /* Sends CheckAuthorization for @q; negative errno with @error set when the
  * check cannot even be asked (which is a denial). */
-static int start_query(struct polkit_query *q, uid_t uid, pid_t pid, bool interactive, sd_bus_error *error) {
+static int start_query(struct polkit_query *q, sd_bus_error *error) {
         struct polkit_registry *reg = q->registry;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         sd_bus *polkit_bus;
@@ -381,28 +331,47 @@ static int start_query(struct polkit_query *q, uid_t uid, pid_t pid, bool intera
                                            "CheckAuthorization");
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot ask polkit: %m");
-        r = append_subject(reg, call, q->sender, uid, pid, q->action, error);
+        r = append_subject(reg, call, q->sender, q->uid, q->pid, q->action, error);
         if (r == -EACCES)
                 return r;
         if (r >= 0)
                 r = sd_bus_message_append(call, "sa{ss}us", q->action, 0,
-                                          interactive ? POLKIT_FLAG_ALLOW_USER_INTERACTION : 0, "");
+                                          q->interactive ? POLKIT_FLAG_ALLOW_USER_INTERACTION : 0, "");
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot ask polkit: %m");
 
         r = sd_bus_call_async(polkit_bus, &q->call_slot, call, on_polkit_reply, q,
-                              interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : 0);
+                              q->interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : 0);
         if (r < 0) {
                 log_debug_errno(r, "Cannot send CheckAuthorization: %m");
                 return set_unavailable(error, q->action, "cannot send to it");
         }
+        q->sent = true;
+        reg->n_in_flight++;
         return 0;
 }
 
-int polkit_registry_new(sd_bus *bus, bool bus_is_system, struct polkit_registry **ret) {
+/* Sends queued checks, oldest first, while fewer than POLKIT_MAX_IN_FLIGHT
+ * are out. A check that cannot be sent is answered with its error. */
+static void start_queued(struct polkit_registry *reg) {
+        while (reg->n_in_flight < POLKIT_MAX_IN_FLIGHT) {
+                struct polkit_query *oldest = NULL;
+
+                for (struct polkit_query *q = reg->queries; q; q = q->next)
+                        if (!q->sent && !q->answered)
+                                oldest = q;     /* the list is newest first */
+                if (!oldest)
+                        return;
+                oldest->verdict = start_query(oldest, &oldest->error);
+                if (oldest->verdict < 0)
+                        query_answered(oldest);
+        }
+}
+
+int polkit_registry_new(sd_bus *bus, bool bus_is_system, unsigned max_per_uid, struct polkit_registry **ret) {
         struct polkit_registry *reg;
 
-        if (!bus || !ret)
+        if (!bus || !ret || max_per_uid == 0)
                 return -EINVAL;
         reg = calloc(1, sizeof(*reg));
         if (!reg)
@@ -410,6 +379,7 @@ int polkit_registry_new(sd_bus *bus, bool bus_is_system, struct polkit_registry 
         reg->bus = sd_bus_ref(bus);
         reg->bus_is_system = bus_is_system;
         reg->own_uid = geteuid();
+        reg->max_per_uid = max_per_uid;
         *ret = reg;
         return 0;
 }
@@ -429,14 +399,11 @@ size_t polkit_registry_n_queries(const struct polkit_registry *reg) {
         return reg ? reg->n_queries : 0;
 }
 
-int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *action, bool interactive,
-                 sd_bus_error *error) {
+int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *action, bool interactive, uid_t uid,
+                 pid_t pid, sd_bus_error *error) {
         struct polkit_query *q;
         const char *sender;
         uint64_t cookie = 0;
-        uid_t uid;
-        pid_t pid;
-        int r;
 
         if (!reg || !m || !action)
                 return -EINVAL;
@@ -445,6 +412,8 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
 
         q = find_query(reg, m, sender, cookie);
         if (q) {
+                int r;
+
                 if (!q->answered) {
                         if (strcmp(q->action, action) == 0)
                                 return 0;
@@ -464,13 +433,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                 polkit_query_free(q);
         }
 
-        r = bus_caller_identify(m, &uid, &pid);
-        if (r < 0) {
-                log_debug_errno(r, "Cannot get the credentials of %s: %m", sender);
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Not authorized to %s (polkit action %s): the caller cannot be identified",
-                                         describe_action(action), action);
-        }
+        /* Privileged callers skip polkit, as systemd's services do. */
         if (uid == 0 || uid == reg->own_uid)
                 return 1;
 
@@ -479,11 +442,13 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                                          "Not authorized to %s (polkit action %s): the caller cannot be identified",
                                          describe_action(action), action);
 
-        if (count_queries_of(reg, sender) >= POLKIT_MAX_PENDING_PER_SENDER ||
-            reg->n_queries >= POLKIT_MAX_PENDING) {
+        /* One user's flood waits behind its own quota, never in front of
+         * another user's check. */
+        if (count_queries_of(reg, uid) >= reg->max_per_uid || reg->n_queries >= POLKIT_MAX_PENDING) {
                 sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                  "Too many authorization checks in progress (at most %u per connection); try again later",
-                                  POLKIT_MAX_PENDING_PER_SENDER);
+                                  "Too many authorization checks of uid %u in progress (at most %u, "
+                                  "AuthorizationsPerUser=); wait for their answers and try again",
+                                  (unsigned) uid, reg->max_per_uid);
                 return -EBUSY;
         }
 
@@ -498,6 +463,9 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         reg->n_queries++;
         q->request = sd_bus_message_ref(m);
         q->cookie = cookie;
+        q->uid = uid;
+        q->pid = pid;
+        q->interactive = interactive;
         q->sender = strdup(sender);
         q->action = strdup(action);
         if (!q->sender || !q->action) {
@@ -505,19 +473,18 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                 return -ENOMEM;
         }
 
-        r = start_query(q, uid, pid, interactive, error);
-        if (r < 0) {
-                polkit_query_free(q);
-                return r;
+        if (reg->n_in_flight < POLKIT_MAX_IN_FLIGHT) {
+                int r = start_query(q, error);
+
+                if (r < 0) {
+                        polkit_query_free(q);
+                        return r;
+                }
         }
-        r = watch_sender(q);
-        if (r < 0)
-                /* Not fatal: the check then lasts until polkit answers. */
-                log_debug_errno(r, "Cannot watch %s for leaving the bus: %m", q->sender);
         return 0;
 }
 
-static void forget_sender(struct polkit_registry *reg, const char *sender) {
+void polkit_registry_forget_sender(struct polkit_registry *reg, const char *sender) {
         struct polkit_query *q, *next;
 
         if (!reg || !sender)
@@ -527,4 +494,5 @@ static void forget_sender(struct polkit_registry *reg, const char *sender) {
                 if (strcmp(q->sender, sender) == 0)
                         polkit_query_free(q);
         }
+        start_queued(reg);
 }

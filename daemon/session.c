@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "broker.h"
+#include "bus-caller.h"
+#include "cleanup.h"
 #include "log.h"
+#include "polkit.h"
 #include "session.h"
 
 static int compare_by_bus_name(const void *a, const void *b) {
@@ -25,7 +28,7 @@ static void count_uid_action(const void *node, VISIT which, void *closure) {
         const struct session *s = *(const struct session *const *) node;
         struct { uid_t uid; unsigned n; } *c = closure;
 
-        if ((which == postorder || which == leaf) && s->uid == c->uid)
+        if ((which == postorder || which == leaf) && s->provider_session && s->uid == c->uid)
                 c->n++;
 }
 
@@ -36,59 +39,201 @@ unsigned session_count_for_uid(struct broker *b, uid_t uid) {
         return c.n;
 }
 
-static int on_connection_gone(sd_bus_track *track, void *userdata) {
-        struct session *s = userdata;
+/* Fails every call waiting for identification with @error. */
+static void fail_waiting(struct session *s, const sd_bus_error *error) {
+        for (unsigned i = 0; i < s->n_waiting; i++) {
+                (void) sd_bus_reply_method_error(s->waiting[i], error);
+                s->waiting[i] = sd_bus_message_unref(s->waiting[i]);
+        }
+        s->n_waiting = 0;
+}
 
-        log_debug("Client %s (uid %u, pid %d) went away, releasing its %u registrations.",
-                  s->bus_name, (unsigned) s->uid, (int) s->pid, s->n_registrations);
-        session_free(s);
+/* Reads UnixUserID and ProcessID out of a GetConnectionCredentials reply. */
+static int read_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_pid) {
+        bool have_uid = false;
+        uint32_t uid = 0, pid = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(reply, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "UnixUserID") == 0) {
+                        r = sd_bus_message_read(reply, "v", "u", &uid);
+                        have_uid = r >= 0;
+                } else if (strcmp(key, "ProcessID") == 0)
+                        r = sd_bus_message_read(reply, "v", "u", &pid);
+                else
+                        r = sd_bus_message_skip(reply, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        if (!have_uid)
+                return -ENODATA;
+        *ret_uid = (uid_t) uid;
+        *ret_pid = (pid_t) pid;
         return 0;
 }
 
-int session_new(struct broker *b, const char *bus_name, uid_t uid, pid_t pid, struct session **ret) {
-        struct provider_peer peer = { .pid = pid, .uid = uid, .bus_name = bus_name };
-        struct session *s;
+static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct session *s = userdata;
+        sd_bus *bus = s->broker->bus;
         int r;
+
+        s->identify_slot = sd_bus_slot_unref(s->identify_slot);
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+                r = -EIO;
+                sd_bus_error_setf(&error, SD_BUS_ERROR_ACCESS_DENIED,
+                                  "the caller cannot be identified: the bus did not say who it is (%s)",
+                                  e && e->name ? e->name : "error");
+        } else {
+                r = read_credentials(reply, &s->uid, &s->pid);
+                if (r >= 0 && s->pid <= 0)
+                        r = -ENODATA;   /* a session needs the writer's pid for its records */
+                if (r < 0)
+                        sd_bus_error_setf(&error, SD_BUS_ERROR_ACCESS_DENIED,
+                                          "the caller cannot be identified: the bus gave no uid and pid for it (%s)",
+                                          strerror(-r));
+        }
+        if (r < 0) {
+                log_debug("Cannot identify %s: %s", s->bus_name, error.message);
+                fail_waiting(s, &error);
+                session_free(s);
+                return 0;
+        }
+
+        s->identified = true;
+        log_debug("Client %s is uid %u, pid %d.", s->bus_name, (unsigned) s->uid, (int) s->pid);
+        for (unsigned i = 0; i < s->n_waiting; i++) {
+                r = sd_bus_enqueue_for_read(bus, s->waiting[i]);
+                if (r < 0)
+                        (void) sd_bus_reply_method_errnof(s->waiting[i], r, "Cannot resume the call: %m");
+                s->waiting[i] = sd_bus_message_unref(s->waiting[i]);
+        }
+        s->n_waiting = 0;
+        return 0;
+}
+
+/* Asks the bus who @s is; without a bus daemon (a direct connection) the
+ * socket's peer credentials answer at once. */
+static int session_start_identify(struct session *s, sd_bus_message *m) {
+        struct broker *b = s->broker;
+        uid_t uid;
+        pid_t pid;
+        int r;
+
+        if (sd_bus_is_bus_client(b->bus) <= 0) {
+                r = bus_caller_identify(m, &uid, &pid);
+                if (r < 0)
+                        return r;
+                if (pid <= 0)
+                        return -ENODATA;
+                s->uid = uid;
+                s->pid = pid;
+                s->identified = true;
+                return 1;
+        }
+        r = sd_bus_call_method_async(b->bus, &s->identify_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "GetConnectionCredentials", on_credentials, s, "s",
+                                     s->bus_name);
+        return r < 0 ? r : 0;
+}
+
+static int session_new(struct broker *b, const char *bus_name, struct session **ret) {
+        struct session *s;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->broker = b;
-        s->uid = uid;
-        s->pid = pid;
         s->bus_name = strdup(bus_name);
         if (!s->bus_name) {
                 free(s);
                 return -ENOMEM;
         }
-
-        r = sd_bus_track_new(b->bus, &s->track, on_connection_gone, s);
-        if (r < 0)
-                goto fail;
-        /* Fails with -ENXIO if the connection is already gone. */
-        r = sd_bus_track_add_name(s->track, bus_name);
-        if (r < 0)
-                goto fail;
-
-        r = b->provider_ops->session_new(b->provider, &peer, &s->provider_session);
-        if (r < 0)
-                goto fail;
-
         if (!tsearch(s, &b->sessions, compare_by_bus_name)) {
-                r = -ENOMEM;
-                goto fail;
+                free(s->bus_name);
+                free(s);
+                return -ENOMEM;
         }
         b->n_sessions++;
         *ret = s;
         return 0;
+}
 
-fail:
+int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, struct session **ret) {
+        const char *sender = sd_bus_message_get_sender(m);
+        struct session *s;
+        int r;
+
+        if (!sender)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "the call carries no sender name: call the broker through the message bus, "
+                                        "not over a direct connection");
+        s = session_find(b, sender);
+        if (s && s->identified) {
+                *ret = s;
+                return 1;
+        }
+        if (!s) {
+                if (b->n_sessions >= b->max_sessions)
+                        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                                 "the broker already serves %u connections (Clients= in %s); "
+                                                 "try again once some have closed",
+                                                 b->max_sessions, broker_config_name(b));
+                r = session_new(b, sender, &s);
+                if (r < 0)
+                        return r;
+                r = session_start_identify(s, m);
+                if (r < 0) {
+                        session_free(s);
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                                 "the caller cannot be identified: %s", strerror(-r));
+                }
+                if (r > 0) {
+                        *ret = s;
+                        return 1;
+                }
+        }
+        if (s->n_waiting >= SESSION_WAITING_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "%u calls of this connection already wait for the bus to identify it; "
+                                         "wait for their replies", SESSION_WAITING_MAX);
+        s->waiting[s->n_waiting++] = sd_bus_message_ref(m);
+        return 0;
+}
+
+int session_open_provider(struct session *s) {
+        struct broker *b = s->broker;
+        struct provider_peer peer = { .pid = s->pid, .uid = s->uid, .bus_name = s->bus_name };
+
         if (s->provider_session)
-                b->provider_ops->session_free(b->provider, s->provider_session);
-        sd_bus_track_unref(s->track);
-        free(s->bus_name);
-        free(s);
-        return r;
+                return 0;
+        return b->provider_ops->session_new(b->provider, &peer, &s->provider_session);
+}
+
+void session_gone(struct broker *b, const char *bus_name) {
+        struct session *s = session_find(b, bus_name);
+
+        polkit_registry_forget_sender(b->polkit, bus_name);
+        if (!s)
+                return;
+        log_debug("Client %s (uid %u, pid %d) went away, releasing its %u registrations.",
+                  s->bus_name, (unsigned) s->uid, (int) s->pid, s->n_registrations);
+        session_free(s);
 }
 
 struct session *session_free(struct session *s) {
@@ -100,7 +245,8 @@ struct session *session_free(struct session *s) {
 
         /* The provider reads what the client still had queued first, while
          * every bound event is still there. */
-        b->provider_ops->session_free(b->provider, s->provider_session);
+        if (s->provider_session)
+                b->provider_ops->session_free(b->provider, s->provider_session);
         for (size_t i = 0; i < s->n_slots; i++) {
                 struct broker_event *ev = s->slots[i].event;
 
@@ -109,11 +255,13 @@ struct session *session_free(struct session *s) {
                 ev->n_bound_sessions--;
                 event_registry_touch(&b->registry, ev);
         }
+        for (unsigned i = 0; i < s->n_waiting; i++)
+                sd_bus_message_unref(s->waiting[i]);
 
         tdelete(s, &b->sessions, compare_by_bus_name);
         b->n_sessions--;
 
-        sd_bus_track_unref(s->track);
+        sd_bus_slot_unref(s->identify_slot);
         free(s->slots);
         free(s->bus_name);
         free(s);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -28,8 +30,13 @@ struct options {
         const char *provider;
         const char *config_path;        /* NULL: the default path, which may be missing */
         const char *introspect_path;
+        const char *state_dir;          /* NULL: the default for the bus kind */
         bool debug;
 };
+
+/* Where names and owners are kept across restarts on the system bus
+ * (RuntimeDirectory=uebroker, preserved by the unit). */
+#define BROKER_STATE_DIR_DEFAULT "/run/uebroker"
 
 static void help(void) {
         printf("uebrokerd [OPTIONS...]\n\n"
@@ -43,6 +50,9 @@ static void help(void) {
                "     --provider=NAME        auto (default) or embedded\n"
                "     --config=FILE          Read limits and reservations from FILE and FILE.d/*.conf\n"
                "                            (default %s)\n"
+               "     --state-dir=DIR        Keep events and their owners across restarts in DIR\n"
+               "                            (default " BROKER_STATE_DIR_DEFAULT " on the system bus,\n"
+               "                            none otherwise; \"\" for none)\n"
                "     --bus-introspect=PATH  Write the introspection XML of %s to PATH\n"
                "                            (\"-\" for stdout) and exit\n"
                "     --debug                Log at debug level\n",
@@ -59,6 +69,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                 ARG_PROVIDER,
                 ARG_CONFIG,
                 ARG_BUS_INTROSPECT,
+                ARG_STATE_DIR,
                 ARG_DEBUG,
         };
         static const struct option long_options[] = {
@@ -70,6 +81,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                 { "provider", required_argument, NULL, ARG_PROVIDER },
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "debug", no_argument, NULL, ARG_DEBUG },
                 {}
         };
@@ -105,6 +117,9 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                         break;
                 case ARG_BUS_INTROSPECT:
                         o->introspect_path = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        o->state_dir = optarg;
                         break;
                 case ARG_DEBUG:
                         o->debug = true;
@@ -203,6 +218,31 @@ static int connect_bus(const struct options *o, sd_bus **ret) {
         return 0;
 }
 
+/* Sessions hold descriptors: take the hard limit (the unit sets
+ * LimitNOFILE=); broker_new() sizes Clients= against what we get. */
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_warning_errno(errno, "Cannot raise the fd limit to %llu: %m", (unsigned long long) rl.rlim_max);
+}
+
+/* The state directory in use, created if missing; NULL for none. */
+static const char *state_dir(const struct options *o) {
+        const char *dir = o->state_dir ?: (o->bus_kind == BUS_SYSTEM ? BROKER_STATE_DIR_DEFAULT : NULL);
+
+        if (!dir || !*dir)
+                return NULL;
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                log_warning_errno(errno, "Cannot create %s, event owners will not survive a restart: %m", dir);
+                return NULL;
+        }
+        return dir;
+}
+
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         log_info("Received %s, exiting.", strsignal((int) si->ssi_signo));
         return sd_event_exit(sd_event_source_get_event(s), 0);
@@ -214,6 +254,7 @@ static int run(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const struct provider_ops *ops;
         _cleanup_(broker_config_done) struct broker_config config = {};
+        struct broker_settings settings;
         struct broker *broker = NULL;
         sigset_t mask;
         int r;
@@ -270,7 +311,15 @@ static int run(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Cannot set exit-on-disconnect: %m");
 
-        r = broker_new(event, bus, o.bus_kind == BUS_SYSTEM, ops, &config.limits, o.config_path, &broker);
+        raise_fd_limit();
+        settings = (struct broker_settings) {
+                .bus_is_system = o.bus_kind == BUS_SYSTEM,
+                .limits = &config.limits,
+                .reservations = &config.reservations,
+                .config_path = o.config_path,
+                .state_dir = state_dir(&o),
+        };
+        r = broker_new(event, bus, ops, &settings, &broker);
         if (r < 0)
                 return r;
 

@@ -639,6 +639,7 @@ static int embedded_session_unregister(struct provider *p, struct provider_sessi
 
 const struct provider_ops embedded_provider_ops = {
         .name = "embedded",
+        .fds_per_session = 2,   /* the data socket's two ends */
         .probe = embedded_probe,
         .new = embedded_new,
         .free = embedded_free,

@@ -86,6 +86,9 @@ struct provider_peer {
 
 struct provider_ops {
         const char *name;
+        /* Descriptors the daemon holds per session, to size Clients= against
+         * the fd limit. */
+        unsigned fds_per_session;
 
         /* 1 if usable on this machine, 0 if not (with a malloc()ed reason in
          * *ret_reason when not NULL), negative errno on failure. */

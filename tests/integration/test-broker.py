@@ -279,12 +279,23 @@ class Contract(unittest.TestCase):
         _, _, _, wi = self.register('wir_a u64 other')
         self.assertEqual(wi, 0)
 
-    def test_full_table_evicts_least_recently_used_unused(self):
-        # Issue: a client registering 256 names, disconnecting and repeating
-        # filled the table for good. Now the least recently used unused
-        # event makes room; events in use (registered, bound to an
-        # unregistered write index, recorded) are never evicted.
+    def delete_unused(self):
+        """Deletes every unused event earlier tests left (all are root's)."""
         wait_idle(self.broker)
+        for name in events_by_name(self.broker):
+            self.broker.Delete(name, False)
+
+    def owned_by_root(self):
+        return {n: e for n, e in events_by_name(self.broker).items() if e[1] == 0}
+
+    def test_churn_evicts_only_the_callers_own_unused_events(self):
+        # Issue: a client registering 256 names, disconnecting and repeating
+        # filled the table for good, and later could evict anyone's names.
+        # Now a uid owns at most EventsPerUser=256 events, used or not; at
+        # that limit its own least recently used unused event makes room.
+        # Events in use (registered, bound to an unregistered write index,
+        # recorded) are never evicted.
+        self.delete_unused()
         conn, broker = connect()
         self.register('evict_recorded u32 a', broker)
         close_and_wait(conn, self.conn)
@@ -295,9 +306,7 @@ class Contract(unittest.TestCase):
             keeper.Unregister(dbus.UInt32(wi))
             sock = socket.socket(fileno=take(self.broker.Record(['evict_recorded'])))
             try:
-                # Rounds stay below EventsPerUser=256 with the three events
-                # kept in use above; 18 of them overflow the 4095 slots.
-                per_round, rounds = 250, 18
+                per_round, rounds = 200, 4
                 names = ['evict_%d_%d' % (round_, i) for round_ in range(rounds) for i in range(per_round)]
                 for round_ in range(rounds):
                     conn, broker = connect()
@@ -308,63 +317,56 @@ class Contract(unittest.TestCase):
                             os.close(take(status))
                     finally:
                         close_and_wait(conn, self.conn)
-                events = events_by_name(self.broker)
-                self.assertEqual(len(events), 4095)
+                events = self.owned_by_root()
+                self.assertEqual(len(events), 256)
                 # The oldest went first, the newest are all there.
                 self.assertNotIn(names[0], events)
-                for name in names[-4092:]:
+                for name in names[-253:]:
                     self.assertIn(name, events)
                 for name in ('evict_keep', 'evict_bound', 'evict_recorded'):
                     self.assertIn(name, events)
-                # Another client still gets an event.
-                self.register('evict_other u32 a')
-                self.assertNotIn(names[-4092], events_by_name(self.broker))
             finally:
                 sock.close()
         finally:
             close_and_wait(keeper_conn, self.conn)
         # Leave room for the tests after this one.
-        for name in names[-4091:]:
-            self.broker.Delete(name, False)
+        self.delete_unused()
 
     def test_events_per_user(self):
-        # EventsPerUser=256 (the default) counts the uid's events in use;
-        # its unused events do not count.
+        # EventsPerUser=256 (the default) counts every event the uid owns,
+        # used or unused; at the limit only its own unused events make room.
         per_user = 256
-        wait_idle(self.broker)
+        self.delete_unused()
         old_conn, old = connect()
         for i in range(10):
             old.Register('epu_old_%d u32 a' % i)
         close_and_wait(old_conn, self.conn)
         conns = [connect() for _ in range(5)]
         try:
-            for i in range(per_user):
-                conns[i // 256][1].Register('epu_%d u32 a' % i)
-            for command in ('epu_%d u32 a' % per_user, 'epu_old_0 u32 a'):
-                with self.assertRaises(dbus.DBusException) as cm:
-                    conns[4][1].Register(command)
-                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
-                self.assertIn('already has %d events in use (EventsPerUser=' % per_user,
-                              cm.exception.get_dbus_message())
+            for i in range(per_user - 10):
+                conns[i // 200][1].Register('epu_%d u32 a' % i)
+            self.assertEqual(len(self.owned_by_root()), per_user)
+            # Ten more take the places of the ten unused ones.
+            for i in range(per_user - 10, per_user):
+                conns[3][1].Register('epu_%d u32 a' % i)
+            owned = self.owned_by_root()
+            self.assertEqual(len(owned), per_user)
+            self.assertFalse([n for n in owned if n.startswith('epu_old_')])
+            # Now all are in use: refused.
+            with self.assertRaises(dbus.DBusException) as cm:
+                conns[4][1].Register('epu_%d u32 a' % per_user)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
+            self.assertIn('uid 0 already owns %d events, all in use (EventsPerUser=' % per_user,
+                          cm.exception.get_dbus_message())
             # An event already in use adds nothing.
             conns[4][1].Register('epu_0 u32 a')
-            # Released events no longer count; a recorded one does.
-            close_and_wait(conns[0][0], self.conn)
-            sock = socket.socket(fileno=take(self.broker.Record(['epu_old_0'])))
-            try:
-                for i in range(per_user, per_user + 254):
-                    conns[4][1].Register('epu_%d u32 a' % i)
-                with self.assertRaises(dbus.DBusException) as cm:
-                    conns[4][1].Register('epu_2000 u32 a')
-                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
-                self.assertIn('EventsPerUser=', cm.exception.get_dbus_message())
-            finally:
-                sock.close()
-            self.assertTrue(wait_for(lambda: not events_by_name(self.broker)['epu_old_0'][3]))
-            conns[4][1].Register('epu_2000 u32 a')
+            # Released events make room again.
+            close_and_wait(conns[1][0], self.conn)
+            conns[4][1].Register('epu_%d u32 a' % per_user)
         finally:
             for conn, _ in conns:
                 close_and_wait(conn, self.conn)
+        self.delete_unused()
 
     def test_list_events_and_status(self):
         _, status_fd, si, _ = self.register('list_ev u32 a; __data_loc char[] s')

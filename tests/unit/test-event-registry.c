@@ -2,7 +2,7 @@
 /* daemon/event-registry.c (status indexes, names, owners, removal) and the
  * write indexes of daemon/session.c, on the real embedded provider. No bus:
  * sessions are built by hand around a provider session, since
- * session_new() needs a bus connection to track. */
+ * session_identify() needs a bus. */
 #include "check-tap.h"
 #include "cleanup.h"
 
@@ -183,9 +183,19 @@ START_TEST(test_status_follows_recorders_and_remove_clears) {
 }
 END_TEST
 
+/* Events of @owner in use (registered, bound or listened to). */
+static unsigned count_in_use(uid_t owner) {
+        unsigned n = 0;
+
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++)
+                if (reg->by_index[i] && reg->by_index[i]->owner_uid == owner && broker_event_in_use(reg, reg->by_index[i]))
+                        n++;
+        return n;
+}
+
 /* Write indexes (session.c) */
 
-/* A session around a provider session, without session_new()'s bus
+/* A session around a provider session, without session_identify()'s bus
  * tracking; session_free() releases it like any other. */
 static struct session *session_without_bus(void) {
         struct provider_peer peer = { .pid = getpid(), .uid = getuid(), .bus_name = ":test" };
@@ -275,24 +285,24 @@ START_TEST(test_bound_index_keeps_event_in_use) {
         uint32_t wi = 99;
 
         ck_assert(!broker_event_in_use(reg, ev));
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), ev);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), ev);
         ck_assert_int_eq(session_register(s, ev, &wi), 0);
         ck_assert(broker_event_in_use(reg, ev));
-        ck_assert_ptr_null(event_registry_find_evictable(reg));
+        ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
 
         /* Unregistered, the index stays bound: still in use, not evictable. */
         ck_assert_int_eq(session_unregister(s, wi), 0);
         ck_assert_uint_eq(ev->n_registrations, 0);
         ck_assert(broker_event_in_use(reg, ev));
-        ck_assert_ptr_null(event_registry_find_evictable(reg));
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 1);
+        ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
+        ck_assert_uint_eq(count_in_use(1000), 1);
 
         /* The session ends: nothing holds it any more. */
         session_free(s);
         ck_assert_uint_eq(ev->n_bound_sessions, 0);
         ck_assert(!broker_event_in_use(reg, ev));
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), ev);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 0);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), ev);
+        ck_assert_uint_eq(count_in_use(1000), 0);
 }
 END_TEST
 
@@ -303,29 +313,29 @@ START_TEST(test_evictable_is_least_recently_used_unused) {
         int fd;
 
         /* Creation order first. */
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), a);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), a);
         event_registry_touch(reg, a);
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), b);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
 
         /* Recorded: in use. Registered: in use. */
         fd = record(b);
         ck_assert(broker_event_in_use(reg, b));
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), c);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), c);
         ck_assert_int_eq(session_register(s, c, &wi), 0);
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), a);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), a);
         ck_assert_int_eq(session_register(s, a, &wi), 0);
-        ck_assert_ptr_null(event_registry_find_evictable(reg));
+        ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
 
         /* Released, they count as used when released: c, then a (the order
          * the session bound them). b was last touched when created (a
          * provider stream opened here is not the broker's Record). */
         stop_recording(fd, b);
         session_free(s);
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), b);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
         event_registry_remove(reg, b);
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), c);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), c);
         event_registry_remove(reg, c);
-        ck_assert_ptr_eq(event_registry_find_evictable(reg), a);
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), a);
 }
 END_TEST
 
@@ -336,19 +346,19 @@ START_TEST(test_count_in_use_by_owner) {
         uint32_t wi;
         int fd;
 
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 0);
+        ck_assert_uint_eq(count_in_use(1000), 0);
         ck_assert_int_eq(session_register(s, a, &wi), 0);
         ck_assert_int_eq(session_register(s, c, &wi), 0);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 1);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 2000), 1);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 3000), 0);
+        ck_assert_uint_eq(count_in_use(1000), 1);
+        ck_assert_uint_eq(count_in_use(2000), 1);
+        ck_assert_uint_eq(count_in_use(3000), 0);
         fd = record(b);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 2);
+        ck_assert_uint_eq(count_in_use(1000), 2);
         stop_recording(fd, b);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 1);
+        ck_assert_uint_eq(count_in_use(1000), 1);
         session_free(s);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 1000), 0);
-        ck_assert_uint_eq(event_registry_count_in_use(reg, 2000), 0);
+        ck_assert_uint_eq(count_in_use(1000), 0);
+        ck_assert_uint_eq(count_in_use(2000), 0);
 }
 END_TEST
 

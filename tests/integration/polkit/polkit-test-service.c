@@ -24,16 +24,39 @@
 
 #include "bus-util.h"
 #include "cleanup.h"
+#include "bus-caller.h"
+#include "bus-departures.h"
 #include "log.h"
 #include "polkit.h"
 
 #define SERVICE_NAME "org.uebroker1.PolkitTest"
 #define SERVICE_OBJECT "/org/uebroker1/PolkitTest"
+/* What test-polkit.py expects of one uid's waiting checks. */
+#define POLKIT_TEST_MAX_PER_UID 16u
 
 struct service {
         struct polkit_registry *polkit;
+        sd_bus_slot *departures;
         sd_bus_message *abandoned;      /* the Abandon call seen once already */
 };
+
+/* As the broker does: the bus's credentials of the caller, then polkit. */
+static int check(struct service *svc, sd_bus_message *m, const char *action, bool interactive, sd_bus_error *error) {
+        uid_t uid;
+        pid_t pid;
+        int r;
+
+        r = bus_caller_identify(m, &uid, &pid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot identify the caller: %m");
+        return polkit_check(svc->polkit, m, action, interactive, uid, pid, error);
+}
+
+static void on_departure(const char *unique_name, void *userdata) {
+        struct service *svc = userdata;
+
+        polkit_registry_forget_sender(svc->polkit, unique_name);
+}
 
 static int method_check(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct service *svc = userdata;
@@ -43,7 +66,7 @@ static int method_check(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         r = sd_bus_message_read(m, "sb", &action, &interactive);
         if (r < 0)
                 return r;
-        r = polkit_check(svc->polkit, m, action, interactive, error);
+        r = check(svc, m, action, interactive, error);
         if (r < 0)
                 return r;
         if (r == 0)
@@ -65,7 +88,7 @@ static int method_abandon(sd_bus_message *m, void *userdata, sd_bus_error *error
                 svc->abandoned = sd_bus_message_unref(svc->abandoned);
                 return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "abandoned");
         }
-        r = polkit_check(svc->polkit, m, action, false, error);
+        r = check(svc, m, action, false, error);
         if (r < 0)
                 return r;
         if (r > 0)
@@ -149,9 +172,12 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Cannot attach the bus: %m"), EXIT_FAILURE;
 
-        r = polkit_registry_new(bus, !address, &svc.polkit);
+        r = polkit_registry_new(bus, !address, POLKIT_TEST_MAX_PER_UID, &svc.polkit);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up polkit checks: %m"), EXIT_FAILURE;
+        r = bus_departures_watch(bus, on_departure, &svc, &svc.departures);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch for callers leaving: %m"), EXIT_FAILURE;
 
         r = sd_bus_add_object_vtable(bus, NULL, SERVICE_OBJECT, SERVICE_NAME, service_vtable, &svc);
         if (r >= 0)
@@ -169,6 +195,7 @@ int main(int argc, char *argv[]) {
 
 finish:
         sd_bus_message_unref(svc.abandoned);
+        sd_bus_slot_unref(svc.departures);
         polkit_registry_free(svc.polkit);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

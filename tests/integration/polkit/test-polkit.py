@@ -320,8 +320,8 @@ class SystemBusTests(unittest.TestCase):
             out = json.loads(caller.stdout.readline())
             self.assertEqual(out['errors'], [LIMITS_EXCEEDED] * 4, out)
             self.assertEqual(out['replies'], 0)
-            self.assertEqual(out['messages'][0], 'Too many authorization checks in progress (at most 16 per '
-                             'connection); try again later')
+            self.assertEqual(out['messages'][0], f'Too many authorization checks of uid {NOBODY_UID} in progress '
+                             '(at most 16, AuthorizationsPerUser=); wait for their answers and try again')
             self.assertEqual(self.service.queries(), 16)
             self.assertEqual(len(self.mock.checks()), 16)
         finally:

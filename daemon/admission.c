@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "admission.h"
+
+enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, uint64_t now_usec,
+                                       const struct admission_limits *limits, struct broker_event **ret_victim) {
+        struct broker_event *victim;
+
+        *ret_victim = NULL;
+        if (event_registry_count_owned(reg, uid) >= limits->events_per_user) {
+                victim = event_registry_find_unused(reg, uid, UINT64_MAX);
+                if (!victim)
+                        return ADMISSION_USER_FULL;
+                *ret_victim = victim;
+                return ADMISSION_EVICT;
+        }
+        if (reg->n_events < limits->max_events)
+                return ADMISSION_ADMIT;
+
+        victim = event_registry_find_unused(reg, uid, UINT64_MAX);
+        if (!victim && now_usec >= limits->unused_expiry_usec)
+                victim = event_registry_find_unused(reg, UID_ANY, now_usec - limits->unused_expiry_usec);
+        if (!victim)
+                return ADMISSION_TABLE_FULL;
+        *ret_victim = victim;
+        return ADMISSION_EVICT;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "event-store.h"
+#include "fd-util.h"
+#include "log.h"
+#include "strbuf.h"
+
+/* Bounds the file read back: a full table of the longest commands. */
+#define EVENT_STORE_FILE_MAX ((size_t) STATUS_INDEX_MAX * EVENT_STORE_LINE_MAX)
+
+char *event_store_format(struct event_registry *reg) {
+        struct strbuf sb = STRBUF_INIT;
+
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
+                struct broker_event *ev = reg->by_index[i];
+                _cleanup_free_ char *command = NULL;
+
+                if (!ev)
+                        continue;
+                command = event_def_canonical(ev->def);
+                if (!command) {
+                        free(strbuf_steal(&sb));
+                        return NULL;
+                }
+                /* The canonical form names the group ("u:"); Register takes none. */
+                strbuf_printf(&sb, "%u %s\n", (unsigned) ev->owner_uid,
+                              strncmp(command, "u:", 2) == 0 ? command + 2 : command);
+        }
+        return strbuf_steal(&sb);
+}
+
+/* One line without its newline. 1: added; 0: skipped (warned); -ENOMEM. */
+static int parse_line(struct event_registry *reg, const char *line, size_t n, const char *origin, unsigned lineno) {
+        _cleanup_(event_def_freep) struct event_def *def = NULL;
+        struct event_error error = { 0 };
+        struct broker_event *ev;
+        unsigned long uid = 0;
+        size_t i = 0;
+        int r;
+
+        while (i < n && i < 10 && line[i] >= '0' && line[i] <= '9')
+                uid = uid * 10 + (unsigned long) (line[i++] - '0');
+        if (i == 0 || i >= n || line[i] != ' ' || uid >= (uid_t) -1) {
+                log_warning("%s:%u: expected 'UID COMMAND', skipping the line.", origin, lineno);
+                return 0;
+        }
+        i++;
+        r = event_def_parse_n(line + i, n - i, 0, &def, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_warning("%s:%u: %s, skipping the line.", origin, lineno, error.message);
+                return 0;
+        }
+        r = event_registry_add(reg, def, (uid_t) uid, &ev);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_warning_errno(r, "%s:%u: cannot restore event %s: %m", origin, lineno, def->name);
+                return 0;
+        }
+        def = NULL;     /* the registry's now */
+        return 1;
+}
+
+int event_store_parse(struct event_registry *reg, const char *text, size_t size, const char *origin) {
+        const char *line = text, *end = text + size;
+        unsigned lineno = 0;
+        int n = 0, r;
+
+        while (line < end) {
+                const char *nl = memchr(line, '\n', (size_t) (end - line));
+                size_t len = (size_t) ((nl ?: end) - line);
+
+                lineno++;
+                if (len > EVENT_STORE_LINE_MAX || memchr(line, '\0', len))
+                        log_warning("%s:%u: not a line this broker wrote, skipping it.", origin, lineno);
+                else if (len > 0) {
+                        r = parse_line(reg, line, len, origin, lineno);
+                        if (r < 0)
+                                return r;
+                        n += r;
+                }
+                line += len + (nl ? 1 : 0);
+        }
+        return n;
+}
+
+static char *store_path(const char *state_dir, const char *suffix) {
+        char *path;
+
+        if (asprintf(&path, "%s/" EVENT_STORE_FILE "%s", state_dir, suffix) < 0)
+                return NULL;
+        return path;
+}
+
+int event_store_save(struct event_registry *reg, const char *state_dir) {
+        _cleanup_free_ char *text = NULL, *path = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t size, done = 0;
+
+        text = event_store_format(reg);
+        path = store_path(state_dir, "");
+        tmp = store_path(state_dir, ".tmp");
+        if (!text || !path || !tmp)
+                return -ENOMEM;
+        size = strlen(text);
+
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        while (done < size) {
+                ssize_t k = write(fd, text + done, size - done);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int r = -errno;
+
+                        (void) unlink(tmp);
+                        return r;
+                }
+                done += (size_t) k;
+        }
+        if (rename(tmp, path) < 0) {
+                int r = -errno;
+
+                (void) unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+int event_store_load(struct event_registry *reg, const char *state_dir) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        size_t size = 0;
+
+        path = store_path(state_dir, "");
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* Only what the broker itself wrote: root's regular file. */
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022))
+                return log_warning_errno(-EPERM, "%s is not a file this broker wrote (owner, mode), ignoring it.",
+                                         path);
+        if ((size_t) st.st_size > EVENT_STORE_FILE_MAX)
+                return log_warning_errno(-EFBIG, "%s is larger than %zu bytes, ignoring it.", path,
+                                         EVENT_STORE_FILE_MAX);
+        text = malloc((size_t) st.st_size + 1);
+        if (!text)
+                return -ENOMEM;
+        while (size < (size_t) st.st_size) {
+                ssize_t k = read(fd, text + size, (size_t) st.st_size - size);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+        }
+        return event_store_parse(reg, text, size, path);
+}

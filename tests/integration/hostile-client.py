@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""What a hostile (or just busy) local user does to the broker, run as that
+user by test-hostile.py (setpriv). Prints one JSON line with what happened,
+then, for the commands that hold their connections, waits for stdin to
+close.
+
+    hostile-client.py ADDRESS hold N COMMAND        N connections, one Register each
+    hostile-client.py ADDRESS churn PREFIX N        N new events, each on its own
+                                                    connection, closed after
+    hostile-client.py ADDRESS register COMMAND      one Register, connection kept
+    hostile-client.py ADDRESS flood N COMMAND       N Registers at once on one connection
+    hostile-client.py ADDRESS fds N                 N Registers carrying a descriptor
+    hostile-client.py ADDRESS unread CONNS N        N ListEvents per connection, replies never read
+"""
+
+import json
+import os
+import sys
+
+import dbus
+import dbus.lowlevel
+from dbus.mainloop.glib import DBusGMainLoop
+from gi.repository import GLib
+
+BROKER = 'org.uebroker1'
+PATH = '/org/uebroker1'
+INTERFACE = 'org.uebroker1.Broker'
+
+
+def connect(address, mainloop=None):
+    return dbus.bus.BusConnection(address, mainloop=mainloop)
+
+
+def register(conn, command):
+    try:
+        data_fd, status_fd, status_index, write_index = conn.call_blocking(
+            BROKER, PATH, INTERFACE, 'Register', 's', (command,), timeout=60)
+        os.close(data_fd.take())
+        os.close(status_fd.take())
+        return {'ok': True, 'status_index': int(status_index), 'write_index': int(write_index)}
+    except dbus.exceptions.DBusException as e:
+        return {'ok': False, 'error': e.get_dbus_name(), 'message': e.get_dbus_message()}
+
+
+def wait_stdin():
+    print(flush=True)
+    sys.stdin.read()
+
+
+def cmd_hold(address, n, command):
+    conns, results = [], []
+    for _ in range(int(n)):
+        conn = connect(address)
+        conns.append(conn)
+        results.append(register(conn, command))
+    ok = sum(1 for r in results if r['ok'])
+    errors = sorted({r['error'] for r in results if not r['ok']})
+    print(json.dumps({'ok': ok, 'errors': errors,
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), end='')
+    wait_stdin()
+
+
+def cmd_churn(address, prefix, n):
+    results = []
+    for i in range(int(n)):
+        conn = connect(address)
+        results.append(register(conn, f'{prefix}_{i} u32 a'))
+        conn.close()
+    print(json.dumps({'ok': sum(1 for r in results if r['ok']),
+                      'errors': sorted({r['error'] for r in results if not r['ok']}),
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), flush=True)
+
+
+def cmd_register(address, command):
+    conn = connect(address)
+    print(json.dumps(register(conn, command)), end='')
+    wait_stdin()
+
+
+def send_async(conn, loop_state, method, signature, args):
+    msg = dbus.lowlevel.MethodCallMessage(BROKER, PATH, INTERFACE, method)
+    if signature:
+        msg.append(*args, signature=signature)
+
+    def on_reply(reply):
+        loop_state['replies'].append(reply)
+        if len(loop_state['replies']) == loop_state['expected']:
+            loop_state['loop'].quit()
+
+    conn.send_message_with_reply(msg, on_reply, timeout_s=120, require_main_loop=True)
+
+
+def reply_summary(replies):
+    errors, ok = {}, 0
+    for reply in replies:
+        if isinstance(reply, dbus.lowlevel.ErrorMessage):
+            name = reply.get_error_name()
+            errors[name] = errors.get(name, 0) + 1
+        else:
+            ok += 1
+    return ok, errors
+
+
+def cmd_flood(address, n, command):
+    """N Registers sent at once; reports the replies that come within 3 s
+    (a stalled polkit answers none of them), then holds the connection."""
+    loop = GLib.MainLoop()
+    conn = connect(address, mainloop=DBusGMainLoop())
+    state = {'replies': [], 'expected': int(n), 'loop': loop}
+    for _ in range(int(n)):
+        send_async(conn, state, 'Register', 's', (command,))
+    GLib.timeout_add(3000, loop.quit)
+    loop.run()
+    ok, errors = reply_summary(state['replies'])
+    print(json.dumps({'ok': ok, 'errors': errors}), end='')
+    wait_stdin()
+
+
+def cmd_fds(address, n):
+    conn = connect(address)
+    errors = {}
+    r, w = os.pipe()
+    for _ in range(int(n)):
+        try:
+            conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 'sh', ('fds_ev u32 a', dbus.types.UnixFd(r)),
+                               timeout=30)
+            errors['none'] = errors.get('none', 0) + 1
+        except dbus.exceptions.DBusException as e:
+            errors[e.get_dbus_name()] = errors.get(e.get_dbus_name(), 0) + 1
+    os.close(r)
+    os.close(w)
+    print(json.dumps({'errors': errors}), flush=True)
+
+
+def cmd_unread(address, n_conns, n):
+    """ListEvents on many connections whose replies are never read: the
+    replies pile up in the bus, not in the broker."""
+    conns = []
+    for _ in range(int(n_conns)):
+        conn = connect(address)
+        conns.append(conn)
+        for _ in range(int(n)):
+            msg = dbus.lowlevel.MethodCallMessage(BROKER, PATH, INTERFACE, 'ListEvents')
+            conn.send_message(msg)
+        conn.flush()
+    print(json.dumps({'sent': int(n_conns) * int(n)}), end='')
+    wait_stdin()
+
+
+def main():
+    address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    commands = {'hold': cmd_hold, 'churn': cmd_churn, 'register': cmd_register, 'flood': cmd_flood,
+                'fds': cmd_fds, 'unread': cmd_unread}
+    commands[command](address, *args)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,390 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Hostile local users against the real uebrokerd, on a private bus that is
+configured like a stock system bus: dbus-daemon's built-in per-connection
+limits (512 match rules, 128 pending replies, 256 connections per user),
+a default-deny policy and the project's own dbus/org.uebroker1.conf. polkit
+is a stand-in (polkit-standin.py) that allows org.uebroker1.register and
+hangs on one uid's checks. Callers are unprivileged uids (setpriv).
+
+    test-hostile.py --broker PATH --source-root DIR
+
+Needs root (to switch users) and setpriv; exits 77 (skip) otherwise.
+UEBROKERD_WRAPPER (e.g. valgrind) runs the broker under a wrapper.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import dbus
+
+from uebtest import wait_for
+
+BROKER = 'org.uebroker1'
+PATH = '/org/uebroker1'
+INTERFACE = 'org.uebroker1.Broker'
+ACCESS_DENIED = 'org.freedesktop.DBus.Error.AccessDenied'
+LIMITS_EXCEEDED = 'org.freedesktop.DBus.Error.LimitsExceeded'
+NAME_IN_USE = 'org.uebroker1.Error.NameInUse'
+QUOTA_EXCEEDED = 'org.uebroker1.Error.QuotaExceeded'
+
+# Ten unprivileged uids of Debian's base system users (dbus-daemon refuses
+# a system bus connection whose uid has no passwd entry): bin, sys, sync,
+# games, man, lp, mail, news, uucp, proxy.
+USERS = [2, 3, 4, 5, 6, 7, 8, 9, 10, 13]
+OWNER, OTHER = USERS[0], USERS[1]
+STALLED = 38                            # "list": the uid whose polkit checks hang
+DAEMON_UID = 1                          # Debian's "daemon" user, primary group "daemon"
+
+ARGS = None
+TMP = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <!-- As Debian's system.conf: default deny, no limit raised. -->
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
+  </policy>
+  <policy user="root">
+    <allow own="org.freedesktop.PolicyKit1"/>
+    <allow send_destination="org.freedesktop.PolicyKit1"/>
+  </policy>
+  <include>{policy}</include>
+</busconfig>
+'''
+
+BROKER_CONFIG = '''[Limits]
+Events=64
+EventsPerUser=8
+UnusedEventExpirySec=3600
+
+[Reservations]
+reserved_tick=user:{owner}
+resv_*=group:daemon
+'''
+
+
+def as_user(uid, *args):
+    return ['setpriv', f'--reuid={uid}', f'--regid={uid}', '--clear-groups', '/usr/bin/python3',
+            os.path.join(TMP, 'hostile-client.py'), ARGS.address] + [str(a) for a in args]
+
+
+def run_as(uid, *args, timeout=120):
+    """Runs a hostile-client command that does not hold; returns its JSON."""
+    out = subprocess.run(as_user(uid, *args), capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise AssertionError(f'client {args} as {uid} failed: {out.stderr}')
+    return json.loads(out.stdout)
+
+
+class Holder:
+    """A hostile-client command that holds its connections until closed."""
+
+    def __init__(self, uid, *args):
+        self.proc = subprocess.Popen(as_user(uid, *args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def result(self, timeout=180):
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait(timeout=30)
+            raise AssertionError(f'holder exited with {self.proc.returncode} before reporting')
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.proc.stdout.close()
+
+
+class Broker:
+    def __init__(self, prefix=()):
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=ARGS.address)
+        wrapper = shlex.split(os.environ.get('UEBROKERD_WRAPPER', ''))
+        self.log = open(os.path.join(TMP, 'broker.log'), 'a')
+        self.proc = subprocess.Popen(list(prefix) + wrapper + [ARGS.broker, '--system', '--provider=embedded',
+                                     '--config=' + os.path.join(TMP, 'uebrokerd.conf'),
+                                     '--state-dir=' + os.path.join(TMP, 'state')],
+                                     env=env, stdout=self.log, stderr=self.log)
+        root = dbus.bus.BusConnection(ARGS.address)
+        try:
+            if not wait_for(lambda: self.proc.poll() is None and root.name_has_owner(BROKER), 60):
+                raise AssertionError('the broker did not come up: ' + self.log_text())
+        finally:
+            root.close()
+
+    def log_text(self, tail=4000):
+        with open(os.path.join(TMP, 'broker.log')) as f:
+            text = f.read()
+            return text[-tail:] if tail else text
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.log.close()
+        return rc
+
+    def fds(self):
+        return len(os.listdir(f'/proc/{self.proc.pid}/fd'))
+
+    def rss_kib(self):
+        with open(f'/proc/{self.proc.pid}/status') as f:
+            for line in f:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1])
+        return 0
+
+
+def root_call(method, signature='', args=(), timeout=30):
+    conn = dbus.bus.BusConnection(ARGS.address)
+    try:
+        return conn.call_blocking(BROKER, PATH, INTERFACE, method, signature, args, timeout=timeout)
+    finally:
+        conn.close()
+
+
+def events():
+    return {str(e[0]): (str(e[1]), int(e[2]), int(e[3])) for e in root_call('ListEvents')}
+
+
+class HostileTest(unittest.TestCase):
+    broker = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.broker = Broker()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.broker.stop()
+        if rc != 0:
+            raise AssertionError(f'the broker exited with {rc}: ' + cls.broker.log_text())
+
+    def assertAlive(self):
+        self.assertTrue(self.broker.alive(), 'the broker died: ' + self.broker.log_text())
+        conn = dbus.bus.BusConnection(ARGS.address)
+        try:
+            conn.call_blocking(BROKER, PATH, 'org.freedesktop.DBus.Peer', 'Ping', '', (), timeout=30)
+        finally:
+            conn.close()
+
+    def restart(self, prefix=()):
+        rc = type(self).broker.stop()
+        self.assertEqual(rc, 0, 'the broker failed on SIGTERM')
+        type(self).broker = self.broker = Broker(prefix)
+
+    def test_1_600_sessions_of_10_users(self):
+        # Beyond dbus-daemon's 512 match rules per connection: the broker
+        # must not hold one per session.
+        holders = [Holder(uid, 'hold', 60, f'hold_{uid} u32 a') for uid in USERS]
+        try:
+            for h in holders:
+                self.assertEqual(h.result(), {'ok': 60, 'errors': [], 'messages': []})
+            self.assertAlive()
+            ev = events()
+            for uid in USERS:
+                self.assertEqual(ev[f'hold_{uid}'][1:], (uid, 60))
+        finally:
+            for h in holders:
+                h.close()
+        # Leaving releases everything, learned from the one subscription.
+        self.assertTrue(wait_for(lambda: all(events()[f'hold_{uid}'][2] == 0 for uid in USERS), 60),
+                        events())
+        self.assertAlive()
+
+    def test_2_descriptors_sent_to_a_method_are_refused_by_the_bus(self):
+        before = self.broker.fds()
+        out = run_as(USERS[2], 'fds', 200)
+        self.assertEqual(out['errors'], {ACCESS_DENIED: 200})
+        self.assertAlive()
+        self.assertEqual(self.broker.fds(), before)
+
+    def test_3_a_stalled_polkit_user_does_not_block_another(self):
+        flood = Holder(STALLED, 'flood', 30, 'stalled_ev u32 a')
+        try:
+            out = flood.result()
+            # AuthorizationsPerUser=8 (the default) wait; the rest are refused.
+            self.assertEqual(out, {'ok': 0, 'errors': {LIMITS_EXCEEDED: 22}})
+            other = Holder(USERS[3], 'register', 'not_stalled u32 a')
+            try:
+                self.assertTrue(other.result()['ok'])
+            finally:
+                other.close()
+            with open(os.path.join(TMP, 'polkit.log')) as f:
+                self.assertIn(f'{USERS[3]} org.uebroker1.register\n', f.read())
+        finally:
+            flood.close()
+        self.assertAlive()
+
+    def test_4_unread_replies_do_not_grow_the_broker(self):
+        run_as(USERS[4], 'churn', 'unread_' + 'x' * 200, 8)
+        rss_before = self.broker.rss_kib()
+        holders = [Holder(USERS[4], 'unread', 4, 500) for _ in range(4)]
+        try:
+            for h in holders:
+                self.assertEqual(h.result(), {'sent': 2000})
+            start = time.monotonic()
+            status = str(root_call('GetStatus', timeout=30))
+            self.assertLess(time.monotonic() - start, 30)
+            self.assertIn('unread_', status)
+            self.assertTrue(run_as(USERS[5], 'churn', 'during_unread', 1)['ok'] == 1)
+            self.assertLess(self.broker.rss_kib() - rss_before, 48 * 1024,
+                            'the broker grew by more than 48 MiB for replies nobody reads')
+        finally:
+            for h in holders:
+                h.close()
+        self.assertAlive()
+
+    def test_5_churn_cannot_take_another_users_name(self):
+        owner = Holder(OWNER, 'register', 'owned_by_a u32 a')
+        self.assertTrue(owner.result()['ok'])
+        owner.close()           # unused from now on
+        # Others fill most of the table, then one churns through it.
+        for uid in USERS[2:8]:
+            run_as(uid, 'churn', f'fill_{uid}', 8)
+        out = run_as(OTHER, 'churn', 'churn', 100)
+        self.assertEqual(out['ok'], 100, out)   # it only ever evicts its own
+        ev = events()
+        self.assertEqual(ev['owned_by_a'][1], OWNER)
+        self.assertLessEqual(sum(1 for e in ev.values() if e[1] == OTHER), 8)
+        # The name stays the owner's: other fields, or the same ones.
+        out = run_as(OTHER, 'churn', 'x', 0)
+        theft = Holder(OTHER, 'register', 'owned_by_a u64 b')
+        self.assertEqual(theft.result()['error'], NAME_IN_USE)
+        theft.close()
+        theft = Holder(OTHER, 'register', 'owned_by_a u32 a')
+        out = theft.result()
+        theft.close()
+        self.assertEqual(out['error'], ACCESS_DENIED)
+        self.assertIn('org.uebroker1.register-foreign', out['message'])
+        owner = Holder(OWNER, 'register', 'owned_by_a u32 a')
+        self.assertTrue(owner.result()['ok'])
+        owner.close()
+
+    def test_6_reserved_names(self):
+        h = Holder(OTHER, 'register', 'reserved_tick u32 a')
+        out = h.result()
+        h.close()
+        self.assertEqual(out['error'], ACCESS_DENIED)
+        self.assertIn(f'reserved_tick is reserved for user:{OWNER}', out['message'])
+        h = Holder(OWNER, 'register', 'reserved_tick u32 a')
+        self.assertTrue(h.result()['ok'])
+        h.close()
+        h = Holder(OTHER, 'register', 'resv_x u32 a')
+        out = h.result()
+        h.close()
+        self.assertEqual(out['error'], ACCESS_DENIED)
+        self.assertIn('group:daemon', out['message'])
+        h = Holder(DAEMON_UID, 'register', 'resv_x u32 a')
+        self.assertTrue(h.result()['ok'])
+        h.close()
+
+    def test_7_ownership_survives_a_restart(self):
+        h = Holder(OWNER, 'register', 'persist_a u32 a')
+        self.assertTrue(h.result()['ok'])
+        h.close()
+        self.restart()
+        ev = events()
+        self.assertEqual(ev['persist_a'], ('u32 a', OWNER, 0))
+        h = Holder(OTHER, 'register', 'persist_a u64 b')
+        self.assertEqual(h.result()['error'], NAME_IN_USE)
+        h.close()
+        h = Holder(OTHER, 'register', 'persist_a u32 a')
+        self.assertEqual(h.result()['error'], ACCESS_DENIED)
+        h.close()
+
+    def test_8_clients_sized_to_the_fd_limit(self):
+        # 1200 descriptors: a reserve of 1024 and 88 sessions of two.
+        self.restart(['prlimit', '--nofile=1200:1200', '--'])
+        holders = [Holder(uid, 'hold', 50, f'fdlimit_{uid} u32 a') for uid in USERS[:2]]
+        try:
+            results = [h.result() for h in holders]
+            self.assertEqual(sum(r['ok'] for r in results), 88, results)
+            self.assertEqual(sorted({e for r in results for e in r['errors']}), [QUOTA_EXCEEDED])
+            self.assertIn('Clients=', ' '.join(m for r in results for m in r['messages']))
+            self.assertAlive()
+        finally:
+            for h in holders:
+                h.close()
+        self.assertIn('serving at most 88', self.broker.log_text(tail=None))
+
+
+def main():
+    global ARGS, TMP
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--broker', required=True)
+    parser.add_argument('--source-root', required=True)
+    ARGS, rest = parser.parse_known_args()
+    if os.geteuid() != 0:
+        print('test-hostile: needs root to act as other users, skipping', file=sys.stderr)
+        return 77
+    for tool in ('dbus-daemon', 'setpriv', 'prlimit'):
+        if not shutil.which(tool):
+            print(f'test-hostile: {tool} is missing, skipping', file=sys.stderr)
+            return 77
+
+    TMP = tempfile.mkdtemp(prefix='uebroker-hostile.')
+    os.chmod(TMP, 0o755)
+    for helper in ('hostile-client.py', 'polkit-standin.py'):
+        shutil.copy(os.path.join(HERE, helper), TMP)
+    socket = os.path.join(TMP, 'system_bus_socket')
+    with open(os.path.join(TMP, 'bus.conf'), 'w') as f:
+        f.write(BUS_CONFIG.format(socket=socket,
+                                  policy=os.path.join(ARGS.source_root, 'dbus', 'org.uebroker1.conf')))
+    with open(os.path.join(TMP, 'uebrokerd.conf'), 'w') as f:
+        f.write(BROKER_CONFIG.format(owner=OWNER))
+    bus = subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(TMP, 'bus.conf'), '--nofork',
+                            '--print-address'], stdout=subprocess.PIPE, text=True)
+    polkit = None
+    try:
+        ARGS.address = bus.stdout.readline().strip()
+        polkit = subprocess.Popen(['/usr/bin/python3', os.path.join(TMP, 'polkit-standin.py'), ARGS.address,
+                                   'org.uebroker1.register', str(STALLED), os.path.join(TMP, 'polkit.log')],
+                                  stdout=subprocess.PIPE, text=True)
+        if polkit.stdout.readline().strip() != 'ready':
+            raise RuntimeError('the polkit stand-in did not start')
+        program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
+        return 0 if program.result.wasSuccessful() else 1
+    finally:
+        for proc in (polkit, bus):
+            if proc:
+                proc.terminate()
+                proc.wait(timeout=30)
+                proc.stdout.close()
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
