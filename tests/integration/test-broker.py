@@ -457,10 +457,20 @@ class Contract(unittest.TestCase):
     def test_records_written_just_before_disconnect_arrive(self):
         # A client writes its last records and leaves the bus at once: the
         # broker must read what is still queued on the data file before it
-        # closes it. The broker is held stopped meanwhile so that the records
-        # are all still queued when it learns that the client left (as on a
-        # busy broker). As many records as the socket's queue holds.
-        count = 10000
+        # closes it (session_drain in the embedded provider).
+        #
+        # The broker is held stopped while the client fills its data file
+        # (as many records as the socket takes, 278 here) and leaves, so that
+        # it learns of the departure with everything still queued. That
+        # alone does not reach the drain: sd-bus hands the NameOwnerChanged
+        # to its tracker on one dispatch and runs the tracker's callback on a
+        # later one, from a zero timeout that it re-arms before each loop
+        # iteration; re-arming resets the timer's place among pending
+        # sources, and the readable data file always goes first, 64 records
+        # a wakeup, until it is empty. A second message queued for the
+        # broker (a Ping) keeps its bus socket readable, and a pending I/O
+        # source keeps its place: the departure is handled after at most two
+        # batches of reads, with over a hundred records still queued.
         broker_pid = int(os.environ['UEBROKERD_PID'])
         conn2, broker2 = connect()
         try:
@@ -472,16 +482,27 @@ class Contract(unittest.TestCase):
                 unique_name = conn2.get_unique_name()
                 os.kill(broker_pid, signal.SIGSTOP)
                 try:
-                    for seq in range(count):
+                    count = 0
+                    while True:
                         try:
-                            os.write(data_fd, struct.pack('=II', int(wi), seq))
+                            os.write(data_fd, struct.pack('=II', int(wi), count))
                         except BlockingIOError:
-                            count = seq     # the queue is full: that is plenty
-                            break
+                            break       # the queue is full
+                        count += 1
+                    # More than the two batches (64 each) read before the
+                    # departure is handled, with room to spare.
+                    self.assertGreater(count, 3 * 64)
                     conn2.close()
                     # The bus has seen the disconnect (and queued the
                     # broker's NameOwnerChanged) before the broker resumes.
                     self.assertTrue(wait_for(lambda: not self.conn.name_has_owner(unique_name)))
+                    # Queued behind it; the reply is never read. The bus
+                    # handles a connection's messages in order and writes to
+                    # the recipient at once: once it answers the call after
+                    # the Ping, the Ping is in the broker's socket.
+                    self.conn.send_message(dbus.lowlevel.MethodCallMessage(NAME, PATH, 'org.freedesktop.DBus.Peer',
+                                                                           'Ping'))
+                    self.assertTrue(self.conn.name_has_owner(NAME))
                 finally:
                     os.kill(broker_pid, signal.SIGCONT)
                 records = self.read_records(sock, count)
