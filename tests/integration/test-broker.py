@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 
 import dbus
 
-from uebtest import wait_for
+from uebtest import exit_status, wait_for
 import dbus.lowlevel
 
 NAME = 'org.uebroker1'
@@ -806,4 +806,4 @@ if __name__ == '__main__':
     sys.argv = [a for a in sys.argv if a != '--quota']
     suite = unittest.TestLoader().loadTestsFromTestCase(Quota if quota else Contract)
     result = unittest.TextTestRunner(verbosity=2).run(suite)
-    sys.exit(0 if result.wasSuccessful() else 1)
+    sys.exit(exit_status(result))
