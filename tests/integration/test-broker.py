@@ -379,21 +379,22 @@ class Contract(unittest.TestCase):
         with self.assertRaises(OSError):
             os.pwrite(status_fd, b'\x01', si)
         # Reopening through /proc gives a writable descriptor of the memfd;
-        # the seals must still refuse every way of writing.
+        # the seals must still refuse every way of writing. Without that
+        # descriptor the seals go unchecked: a skip, not a pass.
         try:
             rw = os.open('/proc/self/fd/%d' % status_fd, os.O_RDWR)
-        except OSError:
-            rw = None
-        if rw is not None:
-            try:
-                with self.assertRaises(OSError):
-                    mmap.mmap(rw, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-                with self.assertRaises(OSError):
-                    os.pwrite(rw, b'\x01', si)
-                with self.assertRaises(OSError):
-                    os.ftruncate(rw, 0)
-            finally:
-                os.close(rw)
+        except OSError as e:
+            self.assertEqual(self.status_byte(status_fd, si), 0)
+            self.skipTest('cannot reopen the status page read-write through /proc (%s): seals not checked' % e)
+        try:
+            with self.assertRaises(OSError):
+                mmap.mmap(rw, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            with self.assertRaises(OSError):
+                os.pwrite(rw, b'\x01', si)
+            with self.assertRaises(OSError):
+                os.ftruncate(rw, 0)
+        finally:
+            os.close(rw)
         self.assertEqual(self.status_byte(status_fd, si), 0)
 
     def read_records(self, sock, count, timeout=10.0):
@@ -626,6 +627,15 @@ time.sleep(60)
             child.stdout.close()
 
     def test_many_clients_come_and_go(self):
+        # The broker's descriptors before and after (UEBROKERD_PID is the
+        # broker's own process, under a wrapper too: valgrind and the
+        # harness's shell exec). Unreadable, the leak check cannot be made:
+        # a skip, not a pass.
+        fd_dir = '/proc/%d/fd' % int(os.environ['UEBROKERD_PID'])
+        try:
+            before = len(os.listdir(fd_dir))
+        except OSError as e:
+            self.skipTest("cannot list the broker's descriptors (%s): leak check not made" % e)
         for i in range(200):
             conn, broker = connect()
             data, status, _, _ = broker.Register('churn_ev u32 a')
@@ -633,13 +643,11 @@ time.sleep(60)
             os.close(take(status))
             conn.close()
         self.assertTrue(wait_for(lambda: events_by_name(self.broker)['churn_ev'][2] == 0))
-        # The daemon holds no descriptors for sessions that went away.
-        pid = int(os.environ['UEBROKERD_PID'])
-        try:
-            nfds = len(os.listdir('/proc/%d/fd' % pid))
-        except OSError:
-            return      # broker runs under a wrapper we cannot see into
-        self.assertLess(nfds, 64)
+        # The daemon holds no descriptors for sessions that went away: one
+        # leaked per session would be 200 more.
+        after = len(os.listdir(fd_dir))
+        self.assertLess(after, before + 10, 'the broker had %d descriptors, now %d' % (before, after))
+        self.assertLess(after, 64)
 
     def test_active_events_emits_change(self):
         from dbus.mainloop.glib import DBusGMainLoop
@@ -668,21 +676,59 @@ time.sleep(60)
             conn.close()
 
     def test_flooding_client_does_not_stall_others(self):
-        # A client that sends thousands of calls and never reads a reply.
-        flood = dbus.bus.BusConnection(ADDRESS)
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+
+        # A client that sends thousands of calls and reads no reply while
+        # another client is served.
+        flood = dbus.bus.BusConnection(ADDRESS, mainloop=DBusGMainLoop())
+        replies = {}
+
+        def on_message(conn, msg):
+            if isinstance(msg, (dbus.lowlevel.MethodReturnMessage, dbus.lowlevel.ErrorMessage)):
+                replies[msg.get_reply_serial()] = msg
+            return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
+
         try:
+            flood.add_message_filter(on_message)
+            serials = set()
             for _ in range(5000):
                 msg = dbus.lowlevel.MethodCallMessage(NAME, PATH, IFACE, 'GetStatus')
                 flood.send_message(msg)
+                serials.add(msg.get_serial())
             flood.flush()
-            # Everyone else is still served.
+            # Everyone else is still served, behind the flood.
             conn2, broker2 = connect()
             try:
-                data, status, _, _ = broker2.Register('flood_ev u32 a', timeout=20)
+                data, status, _, _ = broker2.Register('flood_ev u32 a')
                 os.close(take(data))
                 os.close(take(status))
+                self.assertEqual(events_by_name(broker2)['flood_ev'][2], 1)
             finally:
                 conn2.close()
+            # And the flooder got an answer to every call: the broker's
+            # status text, or the bus's LimitsExceeded for calls beyond its
+            # pending-reply limit per connection (those never reached the
+            # broker). Nothing dropped, no error from the broker.
+            context = GLib.MainContext.default()
+            end = time.monotonic() + 60
+            while not serials <= replies.keys() and time.monotonic() < end:
+                context.iteration(True)
+            self.assertEqual(len(serials - replies.keys()), 0, 'calls without a reply')
+            answered, refused_by_bus, other = 0, 0, []
+            for serial in serials:
+                m = replies[serial]
+                if (isinstance(m, dbus.lowlevel.MethodReturnMessage) and
+                        str(m.get_args_list()[0]).endswith('\nMax: 4096\n')):
+                    answered += 1
+                elif (isinstance(m, dbus.lowlevel.ErrorMessage) and m.get_sender() == 'org.freedesktop.DBus' and
+                        m.get_error_name() == 'org.freedesktop.DBus.Error.LimitsExceeded'):
+                    refused_by_bus += 1
+                else:
+                    other.append('%s %s %s' % (type(m).__name__, m.get_sender(), m.get_args_list()))
+            self.assertEqual(other[:5], [])
+            self.assertGreater(answered, 0)
+            self.assertEqual(answered + refused_by_bus, 5000)
         finally:
             flood.close()
 
@@ -694,8 +740,8 @@ time.sleep(60)
         with self.assertRaises(dbus.DBusException) as cm:
             obj.Unregister('x', dbus_interface=IFACE, signature='s')
         self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.InvalidArgs')
-        # The broker still answers.
-        self.assertIsNotNone(self.broker.GetStatus())
+        # The broker still answers, with its status text.
+        self.assertRegex(str(self.broker.GetStatus()), r'\nActive: \d+\nBusy: \d+\nMax: 4096\n$')
 
 
 class Quota(unittest.TestCase):
