@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The bus contract from the shell: busctl and gdbus against uebrokerd.
-# Run through broker-harness.sh (UEBROKER_BUS_ADDRESS).
+# Run through broker-harness.sh (UEBROKER_BUS_ADDRESS). Exits 77 (skip)
+# without gdbus: the error names would go unchecked.
 
 set -u
 addr="$UEBROKER_BUS_ADDRESS"
@@ -68,7 +69,10 @@ if command -v gdbus >/dev/null; then
         expect_eq "Delete x" "()" "$out"
         expect_eq "ListEvents after Delete" 'a(ssuub) 0' "$(call ListEvents)"
 else
-        echo "skip: gdbus not installed, error names not checked here"
+        # The error names are what this test is for: without gdbus it
+        # proves less than it says, so it is a skip (77), which CI refuses.
+        echo "skip: gdbus not installed, error names not checked" >&2
+        [ "$failures" -eq 0 ] && exit 77
 fi
 
 [ "$failures" -eq 0 ]

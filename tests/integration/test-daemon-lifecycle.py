@@ -20,7 +20,7 @@ import unittest
 
 import dbus
 
-from uebtest import wait_for
+from uebtest import exit_status, wait_for
 
 ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
 UEBROKERD = os.environ['UEBROKERD']
@@ -144,4 +144,4 @@ if __name__ == '__main__':
     suite.addTests(unittest.TestLoader().loadTestsFromTestCase(CommandLine))
     suite.addTests(unittest.TestLoader().loadTestsFromTestCase(Lifecycle))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
-    sys.exit(0 if result.wasSuccessful() else 1)
+    sys.exit(exit_status(result))

@@ -18,6 +18,23 @@ check() { # check DESCRIPTION EXPECTED ACTUAL
 }
 cleanup() { [ -n "$record_pid" ] && kill "$record_pid" 2>/dev/null; }
 trap cleanup EXIT
+# wait_recording FILE: waits (bounded) for a recorder's "Recording" line in
+# FILE, a file of its own, so an earlier recorder's line cannot answer.
+wait_recording() {
+        local i
+        for i in $(seq 1 200); do
+                grep -q '^Recording' "$1" 2>/dev/null && return 0
+                kill -0 "$record_pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        fail "recorder did not attach: $(cat "$1" 2>/dev/null)"
+        return 1
+}
+# run_list [ARGS]: uebctl list's output in $out; fails the test unless it exits
+# 0 (piped straight into a check, its status would be lost).
+run_list() {
+        out="$("$UEBCTL" list "$@")" || fail "list${*:+ $*} exits 0 (status $?)"
+}
 
 EV='ctl_ev u32 a; char[8] b; __data_loc char[] s; s16 n'
 uid="$(id -u)"
@@ -46,7 +63,8 @@ record_end() {
 out="$("$UEBCTL" status)" || fail "status exits 0"
 check "status summary" "Active: 0" "$(echo "$out" | grep '^Active:')"
 echo "$out" | grep -q '^Max: 4096$' && ok "status max" || fail "status max: $out"
-"$UEBCTL" list --json | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "empty list --json" || fail "empty list --json"
+run_list --json
+echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "empty list --json" || fail "empty list --json: $out"
 
 # emit with nobody listening creates the event and writes nothing.
 out="$("$UEBCTL" emit "$EV" a=1 b=hello s='with space' n=-2)"
@@ -62,19 +80,19 @@ assert e["fields"] == "u32 a; char[8] b; __data_loc char[] s; s16 n", e
 assert e["owner_uid"] == os.getuid(), e
 assert e["registrations"] == 0 and e["enabled"] is False, e
 PY
-"$UEBCTL" list | grep -q '^ctl_ev .* no  u32 a; char\[8\] b' && ok "list table" || fail "list table: $("$UEBCTL" list)"
+run_list
+echo "$out" | grep -q '^ctl_ev .* no  u32 a; char\[8\] b' && ok "list table" || fail "list table: $out"
 
 # Record: text lines.
-"$UEBCTL" record --count=2 ctl_ev >"$dir/rec.txt" 2>"$dir/rec.err" &
+"$UEBCTL" record --count=2 ctl_ev >"$dir/rec.txt" 2>"$dir/rec-text.err" &
 record_pid=$!
-for i in $(seq 1 100); do
-        grep -q Recording "$dir/rec.err" 2>/dev/null && break
-        sleep 0.05
-done
+wait_recording "$dir/rec-text.err"
 out="$("$UEBCTL" emit "$EV" a=1 b=hello s='with space' n=-2)"
 check "emit while recorded" "ctl_ev: written (" "${out%%[0-9]*}"
-"$UEBCTL" emit "$EV" a=4294967295 b=12345678 >/dev/null || fail "second emit"
-for i in $(seq 1 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.05; done
+out="$("$UEBCTL" emit "$EV" a=4294967295 b=12345678)" || fail "second emit exits 0"
+check "second emit while recorded" "ctl_ev: written (" "${out%%[0-9]*}"
+for i in $(seq 1 200); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$record_pid" 2>/dev/null && { fail "record --count=2 still running"; kill "$record_pid"; }
 wait "$record_pid"; rc=$?; record_pid=""
 check "record --count=2 exits 0" 0 "$rc"
 check "first record decoded" "[uid $uid pid P] ctl_ev: a=1 b=hello s=with space n=-2" "$(mask_pid "$dir/rec.txt" | sed -n 1p)"
@@ -82,13 +100,11 @@ check "second record decoded" "[uid $uid pid P] ctl_ev: a=4294967295 b=12345678 
 grep -q "^\[uid $uid pid [1-9][0-9]*\] " "$dir/rec.txt" && ok "record names a real pid" || fail "pid: $(cat "$dir/rec.txt")"
 
 # Record: --json, one object per line; SIGTERM ends it cleanly.
-"$UEBCTL" record --json ctl_ev >"$dir/rec.json" 2>"$dir/rec.err" &
+"$UEBCTL" record --json ctl_ev >"$dir/rec.json" 2>"$dir/rec-json.err" &
 record_pid=$!
-for i in $(seq 1 100); do
-        grep -q Recording "$dir/rec.err" 2>/dev/null && break
-        sleep 0.05
-done
-"$UEBCTL" emit "$EV" a=7 'b=q"\' s=$'tab\there' >/dev/null || fail "json emit"
+wait_recording "$dir/rec-json.err"
+out="$("$UEBCTL" emit "$EV" a=7 'b=q"\' s=$'tab\there')" || fail "json emit exits 0"
+check "emit while recorded (--json)" "ctl_ev: written (" "${out%%[0-9]*}"
 for i in $(seq 1 100); do [ -s "$dir/rec.json" ] && break; sleep 0.05; done
 kill -TERM "$record_pid"
 wait "$record_pid"; rc=$?; record_pid=""
@@ -157,7 +173,8 @@ echo "$out" | grep -q "no event is called nosuch" && ok "record's message" || fa
 
 # delete, then it is gone; deleting again fails with NoSuchEvent.
 "$UEBCTL" delete ctl_ev && ok "delete" || fail "delete"
-"$UEBCTL" list --json | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "gone after delete" || fail "gone after delete"
+run_list --json
+echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "gone after delete" || fail "gone after delete: $out"
 out="$("$UEBCTL" delete ctl_ev 2>&1)"; rc=$?
 check "delete twice fails" "1" "$rc"
 echo "$out" | grep -q "org.uebroker1.Error.NoSuchEvent" && ok "NoSuchEvent" || fail "NoSuchEvent: $out"
@@ -167,7 +184,8 @@ out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" --bus-address="$UEB
         ok "--bus-address" || fail "--bus-address: $out"
 out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" status 2>&1)"; rc=$?
 check "unreachable bus fails" "1" "$rc"
-"$UEBCTL" --help | grep -q "record" && ok "--help lists record" || fail "--help"
+out="$("$UEBCTL" --help)" || fail "--help exits 0"
+echo "$out" | grep -q "record" && ok "--help lists record" || fail "--help: $out"
 "$UEBCTL" nosuchcommand 2>/dev/null; check "unknown command" 2 "$?"
 
 echo "$failures failure(s)"

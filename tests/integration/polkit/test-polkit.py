@@ -30,6 +30,9 @@ import unittest
 
 import dbus
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from uebtest import EXIT_SKIP, exit_status  # noqa: E402
+
 SERVICE = 'org.uebroker1.PolkitTest'
 OBJECT = '/org/uebroker1/PolkitTest'
 INTERFACE = 'org.uebroker1.PolkitTest'
@@ -445,11 +448,11 @@ def main():
 
     if os.geteuid() != 0:
         print('not root: cannot run callers as another user, skipping')
-        return 77
+        return EXIT_SKIP
     for tool in ('dbus-daemon', 'setpriv'):
         if not shutil.which(tool):
             print(f'{tool} is missing, skipping')
-            return 77
+            return EXIT_SKIP
 
     TMP = tempfile.mkdtemp(prefix='uebroker-polkit.')
     try:
@@ -458,7 +461,7 @@ def main():
         shutil.copy(ARGS.caller, os.path.join(TMP, 'polkit-caller.py'))
         os.chmod(os.path.join(TMP, 'polkit-caller.py'), 0o644)
         result = unittest.main(argv=[sys.argv[0], '-v'] + rest, exit=False).result
-        return 0 if result.wasSuccessful() else 1
+        return exit_status(result)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
 
