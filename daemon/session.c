@@ -46,6 +46,8 @@ static void fail_waiting(struct session *s, const sd_bus_error *error) {
                 s->waiting[i] = sd_bus_message_unref(s->waiting[i]);
         }
         s->n_waiting = 0;
+        free(s->waiting);
+        s->waiting = NULL;
 }
 
 /* Reads UnixUserID and ProcessID out of a GetConnectionCredentials reply. */
@@ -124,6 +126,8 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 s->waiting[i] = sd_bus_message_unref(s->waiting[i]);
         }
         s->n_waiting = 0;
+        free(s->waiting);
+        s->waiting = NULL;
         return 0;
 }
 
@@ -212,6 +216,14 @@ int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, s
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                          "%u calls of this connection already wait for the bus to identify it; "
                                          "wait for their replies", SESSION_WAITING_MAX);
+        if ((s->n_waiting & (s->n_waiting - 1)) == 0) {      /* 0, 1, 2, 4, ...: grow */
+                sd_bus_message **grown = reallocarray(s->waiting, s->n_waiting ? s->n_waiting * 2 : 1,
+                                                      sizeof(*grown));
+
+                if (!grown)
+                        return -ENOMEM;
+                s->waiting = grown;
+        }
         s->waiting[s->n_waiting++] = sd_bus_message_ref(m);
         return 0;
 }
@@ -257,6 +269,7 @@ struct session *session_free(struct session *s) {
         }
         for (unsigned i = 0; i < s->n_waiting; i++)
                 sd_bus_message_unref(s->waiting[i]);
+        free(s->waiting);
 
         tdelete(s, &b->sessions, compare_by_bus_name);
         b->n_sessions--;

@@ -41,8 +41,10 @@ struct provider_session;
 #define SESSION_SLOTS_MAX 4096u
 
 /* Calls of one connection that may wait for its identification; more are
- * refused with LimitsExceeded (each held call holds its message). */
-#define SESSION_WAITING_MAX 8u
+ * refused with LimitsExceeded (each held call holds its message). As many
+ * as a stock system bus lets one connection have pending (128), so an
+ * honest burst at start-up is never refused. */
+#define SESSION_WAITING_MAX 128u
 
 struct session_slot {
         struct broker_event *event;     /* bound for the session's life */
@@ -56,7 +58,7 @@ struct session {
         uid_t uid;                      /* once identified */
         pid_t pid;
         sd_bus_slot *identify_slot;     /* GetConnectionCredentials in flight */
-        sd_bus_message *waiting[SESSION_WAITING_MAX];
+        sd_bus_message **waiting;       /* until identified */
         unsigned n_waiting;
         struct provider_session *provider_session;      /* from the first Register */
         struct session_slot *slots;     /* indexed by write index */
