@@ -9,6 +9,7 @@ close.
     hostile-client.py ADDRESS churn PREFIX N        N new events, each on its own
                                                     connection, closed after
     hostile-client.py ADDRESS register COMMAND      one Register, connection kept
+    hostile-client.py ADDRESS many PREFIX N         N new events on one connection, kept
     hostile-client.py ADDRESS flood N COMMAND       N Registers at once on one connection
     hostile-client.py ADDRESS fds N                 N Registers carrying a descriptor
     hostile-client.py ADDRESS unread CONNS N        N ListEvents per connection, replies never read
@@ -70,6 +71,15 @@ def cmd_churn(address, prefix, n):
     print(json.dumps({'ok': sum(1 for r in results if r['ok']),
                       'errors': sorted({r['error'] for r in results if not r['ok']}),
                       'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), flush=True)
+
+
+def cmd_many(address, prefix, n):
+    conn = connect(address)
+    results = [register(conn, f'{prefix}_{i} u32 a') for i in range(int(n))]
+    print(json.dumps({'ok': sum(1 for r in results if r['ok']),
+                      'errors': sorted({r['error'] for r in results if not r['ok']}),
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), end='')
+    wait_stdin()
 
 
 def cmd_register(address, command):
@@ -150,7 +160,7 @@ def cmd_unread(address, n_conns, n):
 
 def main():
     address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-    commands = {'hold': cmd_hold, 'churn': cmd_churn, 'register': cmd_register, 'flood': cmd_flood,
+    commands = {'hold': cmd_hold, 'churn': cmd_churn, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
                 'fds': cmd_fds, 'unread': cmd_unread}
     commands[command](address, *args)
 

@@ -81,7 +81,7 @@ BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Config
 '''
 
 BROKER_CONFIG = '''[Limits]
-Events=64
+Events=48
 EventsPerUser=8
 UnusedEventExpirySec=3600
 
@@ -174,6 +174,13 @@ def root_call(method, signature='', args=(), timeout=30):
         return conn.call_blocking(BROKER, PATH, INTERFACE, method, signature, args, timeout=timeout)
     finally:
         conn.close()
+
+
+def delete_unused():
+    """Root makes room: deletes every event nobody holds."""
+    for name, (_, _, n_registrations) in events().items():
+        if n_registrations == 0:
+            root_call('Delete', 'sb', (name, False))
 
 
 def events():
@@ -272,16 +279,26 @@ class HostileTest(unittest.TestCase):
         owner = Holder(OWNER, 'register', 'owned_by_a u32 a')
         self.assertTrue(owner.result()['ok'])
         owner.close()           # unused from now on
-        # Others fill most of the table, then one churns through it.
+        # Others fill the table (48), each evicting only its own events.
         for uid in USERS[2:8]:
             run_as(uid, 'churn', f'fill_{uid}', 8)
+        self.assertEqual(len(events()), 48)
+        # A user whose own events are all in use gets no room in a full
+        # table: the others' unused events are not idle long enough.
+        many = Holder(OTHER, 'many', 'inuse', 3)
+        out = many.result()
+        self.assertEqual(out['ok'], 1, out)     # in place of its own unused hold_ event
+        self.assertEqual(out['errors'], [QUOTA_EXCEEDED], out)
+        self.assertIn('(Events= in', out['messages'][0])
+        self.assertIn('none unused for 3600 s (UnusedEventExpirySec=)', out['messages'][0])
+        many.close()
+        # Churning new names only ever evicts its own.
         out = run_as(OTHER, 'churn', 'churn', 100)
-        self.assertEqual(out['ok'], 100, out)   # it only ever evicts its own
+        self.assertEqual(out['ok'], 100, out)
         ev = events()
         self.assertEqual(ev['owned_by_a'][1], OWNER)
         self.assertLessEqual(sum(1 for e in ev.values() if e[1] == OTHER), 8)
         # The name stays the owner's: other fields, or the same ones.
-        out = run_as(OTHER, 'churn', 'x', 0)
         theft = Holder(OTHER, 'register', 'owned_by_a u64 b')
         self.assertEqual(theft.result()['error'], NAME_IN_USE)
         theft.close()
@@ -293,6 +310,7 @@ class HostileTest(unittest.TestCase):
         owner = Holder(OWNER, 'register', 'owned_by_a u32 a')
         self.assertTrue(owner.result()['ok'])
         owner.close()
+        delete_unused()         # room for the tests after this one
 
     def test_6_reserved_names(self):
         h = Holder(OTHER, 'register', 'reserved_tick u32 a')
@@ -301,7 +319,8 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(out['error'], ACCESS_DENIED)
         self.assertIn(f'reserved_tick is reserved for user:{OWNER}', out['message'])
         h = Holder(OWNER, 'register', 'reserved_tick u32 a')
-        self.assertTrue(h.result()['ok'])
+        out = h.result()
+        self.assertTrue(out['ok'], out)
         h.close()
         h = Holder(OTHER, 'register', 'resv_x u32 a')
         out = h.result()
@@ -309,7 +328,8 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(out['error'], ACCESS_DENIED)
         self.assertIn('group:daemon', out['message'])
         h = Holder(DAEMON_UID, 'register', 'resv_x u32 a')
-        self.assertTrue(h.result()['ok'])
+        out = h.result()
+        self.assertTrue(out['ok'], out)
         h.close()
 
     def test_7_ownership_survives_a_restart(self):

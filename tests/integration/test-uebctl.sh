@@ -42,14 +42,11 @@ uid="$(id -u)"
 mask_pid() { sed -E 's/^\[uid ([0-9]+) pid [0-9]+\]/[uid \1 pid P]/' "$@"; }
 # record_start FILE ARGS...: a recorder in the background, attached.
 record_start() {
-        local out="$1" i
+        local out="$1"
         shift
-        "$UEBCTL" record "$@" >"$out" 2>"$dir/rec.err" &
+        "$UEBCTL" record "$@" >"$out" 2>"$out.err" &
         record_pid=$!
-        for i in $(seq 1 100); do
-                grep -q Recording "$dir/rec.err" 2>/dev/null && break
-                sleep 0.05
-        done
+        wait_recording "$out.err"
 }
 # record_end: waits for a --count recorder to finish; prints its status.
 record_end() {
