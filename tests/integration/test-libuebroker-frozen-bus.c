@@ -27,34 +27,15 @@
 #include <unistd.h>
 
 #include "bus-util.h"
+#include "check-macros.h"
 #include "uebroker.h"
+
+static pid_t frozen_bus_pid;
 
 #define SCHEDULING_SLACK_MSEC 1000
 /* The library retries with backoff; after the bus is back this is plenty. */
 #define RECOVERY_MSEC 30000
 
-static int failures;
-static pid_t frozen_bus_pid;
-
-#define CHECK(cond, ...)                                                                    \
-        ({                                                                                  \
-                bool _held = (cond);                                                        \
-                if (_held)                                                                  \
-                        printf("ok: %s\n", #cond);                                          \
-                else {                                                                      \
-                        failures++;                                                         \
-                        printf("FAIL (%s:%d): %s: ", __FILE__, __LINE__, #cond);            \
-                        printf(__VA_ARGS__);                                                \
-                        printf("\n");                                                       \
-                }                                                                           \
-                _held;                                                                      \
-        })
-
-#define REQUIRE(cond, ...)                                                                  \
-        do {                                                                                \
-                if (!CHECK(cond, __VA_ARGS__))                                              \
-                        exit(EXIT_FAILURE);                                                 \
-        } while (0)
 
 static uint64_t now_msec(void) {
         struct timespec ts;

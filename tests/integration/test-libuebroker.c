@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "bus-util.h"
+#include "check-macros.h"
 #include "cleanup.h"
 #include "event-decode.h"
 #include "event-def.h"
@@ -38,28 +39,6 @@
 
 #define TICK "lt_tick u32 count; __data_loc char[] msg"
 
-static int failures;
-
-/* Evaluates @cond once; true if it held. */
-#define CHECK(cond, ...)                                                                    \
-        ({                                                                                  \
-                bool _held = (cond);                                                        \
-                if (_held)                                                                  \
-                        printf("ok: %s\n", #cond);                                          \
-                else {                                                                      \
-                        failures++;                                                         \
-                        printf("FAIL (%s:%d): %s: ", __FILE__, __LINE__, #cond);            \
-                        printf(__VA_ARGS__);                                                \
-                        printf("\n");                                                       \
-                }                                                                           \
-                _held;                                                                      \
-        })
-
-#define REQUIRE(cond, ...)                                                                  \
-        do {                                                                                \
-                if (!CHECK(cond, __VA_ARGS__))                                              \
-                        exit(EXIT_FAILURE);                                                 \
-        } while (0)
 
 static void sleep_ms(unsigned ms) {
         struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
