@@ -48,12 +48,12 @@ record_start() {
         record_pid=$!
         wait_recording "$out.err"
 }
-# record_end: waits for a --count recorder to finish; prints its status.
+# record_end: waits for a --count recorder to finish; its exit status in
+# $record_rc. Not in a $(...) subshell: only this shell can reap it.
 record_end() {
-        local i rc
+        local i
         for i in $(seq 1 100); do kill -0 "$record_pid" 2>/dev/null || break; sleep 0.05; done
-        wait "$record_pid"; rc=$?; record_pid=""
-        echo "$rc"
+        wait "$record_pid"; record_rc=$?; record_pid=""
 }
 
 # Status and list on an empty broker.
@@ -124,13 +124,15 @@ hostile_b=$'\xc2\x9b31m'
 hostile_s=$'x\xe2\x80\xaey\xff\xfe\x1b[2Jz\\'
 record_start "$dir/hostile.txt" --count=1 ctl_ev
 "$UEBCTL" emit "$EV" a=2 b="$hostile_b" s="$hostile_s" n=1 >/dev/null || fail "hostile emit"
-check "hostile record ends" 0 "$(record_end)"
+record_end
+check "hostile record ends" 0 "$record_rc"
 check "hostile bytes escaped in text" \
         "[uid $uid pid P] ctl_ev: a=2 b=\\u{9b}31m s=x\\u{202e}y\\xff\\xfe\\x1b[2Jz\\\\ n=1" \
         "$(mask_pid "$dir/hostile.txt")"
 record_start "$dir/hostile.json" --json --count=1 ctl_ev
 "$UEBCTL" emit "$EV" a=2 b="$hostile_b" s="$hostile_s" n=1 >/dev/null || fail "hostile emit (json)"
-check "hostile json record ends" 0 "$(record_end)"
+record_end
+check "hostile json record ends" 0 "$record_rc"
 check "hostile bytes escaped in JSON" \
         '{"a":2,"b":"\u009b31m","s":"x\u202ey\udcff\udcfe\u001b[2Jz\\","n":1}}' \
         "$(sed -E 's/.*"fields"://' "$dir/hostile.json")"
