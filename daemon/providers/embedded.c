@@ -41,6 +41,11 @@
 /* Messages read from one session per wakeup, so one busy writer cannot
  * starve the others or the bus. */
 #define EMBEDDED_READ_BATCH 64
+/* The bus before the data: data sockets and record streams are served at a
+ * lower sd-event priority than the bus connection (attached at
+ * SD_EVENT_PRIORITY_NORMAL), so a record flood delays no method call; and
+ * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
+#define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 /* Write indexes one session can bind; the broker's own bound
  * (SESSION_SLOTS_MAX) is below this. */
 #define EMBEDDED_SLOTS_MAX 65536u
@@ -367,6 +372,7 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         if (ret < 0)
                 goto fail;
         (void) sd_event_source_set_description(r->io, "embedded-recorder");
+        (void) sd_event_source_set_priority(r->io, EMBEDDED_DATA_PRIORITY);
 
         for (size_t i = 0; i < r->n_events; i++) {
                 r->events[i]->n_recorders++;
@@ -586,6 +592,7 @@ static int embedded_session_new(struct provider *p, const struct provider_peer *
         if (r < 0)
                 goto fail;
         (void) sd_event_source_set_description(s->io, "embedded-data");
+        (void) sd_event_source_set_priority(s->io, EMBEDDED_DATA_PRIORITY);
 
         *ret = s;
         return 0;

@@ -13,6 +13,7 @@ close.
     hostile-client.py ADDRESS flood N COMMAND       N Registers at once on one connection
     hostile-client.py ADDRESS fds N                 N Registers carrying a descriptor
     hostile-client.py ADDRESS unread CONNS N        N ListEvents per connection, replies never read
+    hostile-client.py ADDRESS repeat N COMMAND      Register once, report, wait for a line, N more
 """
 
 import json
@@ -158,10 +159,19 @@ def cmd_unread(address, n_conns, n):
     wait_stdin()
 
 
+def cmd_repeat(address, n, command):
+    conn = connect(address)
+    print(json.dumps(register(conn, command)), flush=True)
+    sys.stdin.readline()
+    results = [register(conn, command) for _ in range(int(n))]
+    print(json.dumps({'ok': sum(1 for r in results if r['ok'])}), flush=True)
+    sys.stdin.read()
+
+
 def main():
     address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     commands = {'hold': cmd_hold, 'churn': cmd_churn, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
-                'fds': cmd_fds, 'unread': cmd_unread}
+                'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat}
     commands[command](address, *args)
 
 

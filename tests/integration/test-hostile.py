@@ -73,6 +73,7 @@ BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Config
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
   </policy>
   <policy user="root">
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
     <allow own="org.freedesktop.PolicyKit1"/>
     <allow send_destination="org.freedesktop.PolicyKit1"/>
   </policy>
@@ -346,7 +347,61 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(h.result()['error'], ACCESS_DENIED)
         h.close()
 
-    def test_8_clients_sized_to_the_fd_limit(self):
+    def count_messages_of_registers(self, uid, n):
+        """The broker's bus messages, by "TYPE MEMBER" (dbus-monitor's types),
+        while a known connection of @uid registers a known event @n times."""
+        root = dbus.bus.BusConnection(ARGS.address)
+        broker_name = str(root.get_name_owner(BROKER))
+        client = subprocess.Popen(as_user(uid, 'repeat', n, f'counted_{uid} u32 a'), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        monitor = None
+        try:
+            self.assertTrue(json.loads(client.stdout.readline())['ok'])
+            monitor = subprocess.Popen(['dbus-monitor', '--address', ARGS.address, '--profile'],
+                                       stdout=subprocess.PIPE, text=True)
+            # Monitoring once its own NameLost (BecomeMonitor's last act) shows.
+            for line in monitor.stdout:
+                if line.startswith('sig') and line.rstrip().endswith('NameLost'):
+                    break
+            client.stdin.write('go\n')
+            client.stdin.flush()
+            self.assertEqual(json.loads(client.stdout.readline()), {'ok': n})
+            # The broker answers in order: once its reply to this Ping is
+            # seen, so was everything before.
+            root.call_blocking(BROKER, PATH, 'org.freedesktop.DBus.Peer', 'Ping', '', (), timeout=30)
+            counts, ping_serial = {}, None
+            for line in monitor.stdout:
+                f = line.rstrip('\n').split('\t')
+                kind, serial, sender, destination = f[0], f[2], f[3], f[4]
+                if broker_name not in (sender, destination) and destination != BROKER:
+                    continue
+                if kind == 'mc' and f[7] == 'Ping' and sender == str(root.get_unique_name()):
+                    ping_serial = serial
+                    continue
+                if kind == 'mr' and destination == str(root.get_unique_name()) and f[5] == ping_serial:
+                    break
+                key = f'{kind} {f[7]}' if kind in ('mc', 'sig') else kind
+                counts[key] = counts.get(key, 0) + 1
+        finally:
+            if monitor:
+                monitor.kill()
+                monitor.wait()
+                monitor.stdout.close()
+            client.stdin.close()
+            client.wait(timeout=30)
+            client.stdout.close()
+            root.close()
+        return counts
+
+    def test_8_a_known_connection_costs_no_extra_bus_round_trip(self):
+        # Identity once: root's Register is its call and its reply; an
+        # unprivileged one adds exactly one CheckAuthorization round trip.
+        counts = self.count_messages_of_registers(0, 20)
+        self.assertEqual(counts, {'mc Register': 20, 'mr': 20}, counts)
+        counts = self.count_messages_of_registers(USERS[3], 20)
+        self.assertEqual(counts, {'mc Register': 20, 'mc CheckAuthorization': 20, 'mr': 40}, counts)
+
+    def test_9_clients_sized_to_the_fd_limit(self):
         # 1200 descriptors: a reserve of 1024 and 88 sessions of two (fewer
         # under valgrind, which keeps some descriptors for itself).
         self.restart(['prlimit', '--nofile=1200:1200', '--'])
@@ -375,7 +430,7 @@ def main():
     if os.geteuid() != 0:
         print('test-hostile: needs root to act as other users, skipping', file=sys.stderr)
         return 77
-    for tool in ('dbus-daemon', 'setpriv', 'prlimit'):
+    for tool in ('dbus-daemon', 'dbus-monitor', 'setpriv', 'prlimit'):
         if not shutil.which(tool):
             print(f'test-hostile: {tool} is missing, skipping', file=sys.stderr)
             return 77
