@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -30,14 +32,28 @@ const char *broker_config_name(const struct broker *b) {
         return b->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
 }
 
-void broker_log_refusal(struct broker *b, const char *method, const char *sender, const sd_bus_error *error) {
+/* At info level under @rl: what callers can make the broker log, as often
+ * as they call, must not flood the journal. */
+static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...)
+        __attribute__((format(printf, 3, 4)));
+static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...) {
         unsigned suppressed = 0;
+        char text[1024];
+        va_list ap;
 
-        if (!log_ratelimit_ok(&b->refusal_ratelimit, &suppressed))
+        if (!log_ratelimit_ok(rl, &suppressed))
                 return;
         if (suppressed > 0)
-                log_info("(%u more refusals not logged)", suppressed);
-        log_info("Refused %s of %s: %s: %s", method, sender ?: "?", error->name ?: "?", error->message ?: "");
+                log_info("(%u more %s not logged)", suppressed, what);
+        va_start(ap, format);
+        (void) vsnprintf(text, sizeof(text), format, ap);
+        va_end(ap);
+        log_info("%s", text);
+}
+
+void broker_log_refusal(struct broker *b, const char *method, const char *sender, const sd_bus_error *error) {
+        log_limited(&b->refusal_ratelimit, "refusals", "Refused %s of %s: %s: %s", method, sender ?: "?",
+                    error->name ?: "?", error->message ?: "");
 }
 
 /* Every handler's result goes through here: refusals are logged, rate
@@ -187,10 +203,11 @@ static int commit_new_event(struct broker *b, struct event_def **def, uid_t uid,
 
         if (victim) {
                 victim_owner = victim->owner_uid;
-                log_info("Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was "
-                         "unused and %s.", victim->def->name, victim->status_index, (unsigned) victim_owner,
-                         (*def)->name, (unsigned) uid,
-                         victim_owner == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
+                log_limited(&b->event_log_ratelimit, "event changes",
+                            "Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was "
+                            "unused and %s.", victim->def->name, victim->status_index, (unsigned) victim_owner,
+                            (*def)->name, (unsigned) uid,
+                            victim_owner == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
                 victim_def = event_registry_remove_keep_def(&b->registry, victim);      /* for a roll back */
         }
         r = event_registry_add(&b->registry, *def, uid, ret);
@@ -316,8 +333,9 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 return sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
         }
         if (created_event) {
-                log_info("Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
-                         (unsigned) s->uid, (int) s->pid, ev->status_index);
+                log_limited(&b->event_log_ratelimit, "event changes",
+                            "Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
+                            (unsigned) s->uid, (int) s->pid, ev->status_index);
                 events_changed(b);
         }
 
@@ -688,6 +706,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         b->config_path = settings->config_path;
         b->state_dir = settings->state_dir;
         b->refusal_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 20u);
+        b->event_log_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 50u);
 
         r = ops->new(event, &b->provider);
         if (r < 0) {
