@@ -192,48 +192,46 @@ static int refuse_admission(struct broker *b, enum admission verdict, uid_t uid,
                                  name, broker_max_events(b), broker_config_name(b), b->limits.unused_event_expiry_sec);
 }
 
-/* Creates the event of @def, evicting @victim first when given. Eviction
- * and creation succeed or fail together: if the new event cannot be added,
- * the victim is put back as it was (unused, same owner and definition). */
-static int commit_new_event(struct broker *b, struct event_def **def, uid_t uid, struct broker_event *victim,
-                            struct broker_event **ret, sd_bus_error *error) {
-        struct event_def *victim_def = NULL;
-        uid_t victim_owner = 0;
-        int r;
+/* An evicted event, kept until the Register that evicted it has committed:
+ * eviction, creation and registration succeed or fail together, and on
+ * failure the victim is put back as it was (unused, same owner and
+ * fields). */
+struct eviction {
+        struct event_def *def;
+        uid_t owner;
+};
 
-        if (victim) {
-                victim_owner = victim->owner_uid;
-                log_limited(&b->event_log_ratelimit, "event changes",
-                            "Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was "
-                            "unused and %s.", victim->def->name, victim->status_index, (unsigned) victim_owner,
-                            (*def)->name, (unsigned) uid,
-                            victim_owner == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
-                victim_def = event_registry_remove_keep_def(&b->registry, victim);      /* for a roll back */
-        }
-        r = event_registry_add(&b->registry, *def, uid, ret);
-        if (r >= 0) {
-                *def = NULL;    /* owned by the registry now */
-                event_def_free(victim_def);
-                return 0;
-        }
-        if (victim) {
-                struct broker_event *restored;
+static void eviction_done(struct eviction *e) {
+        e->def = event_def_free(e->def);
+}
 
-                if (event_registry_add(&b->registry, victim_def, victim_owner, &restored) < 0) {
-                        log_error("Event %s of uid %u could not be restored after a failed eviction.",
-                                  victim_def->name, (unsigned) victim_owner);
-                        event_def_free(victim_def);
-                }
+static void evict(struct broker *b, struct broker_event *victim, const char *for_name, uid_t uid,
+                  struct eviction *ret) {
+        log_limited(&b->event_log_ratelimit, "event changes",
+                    "Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was unused "
+                    "and %s.", victim->def->name, victim->status_index, (unsigned) victim->owner_uid, for_name,
+                    (unsigned) uid, victim->owner_uid == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
+        ret->owner = victim->owner_uid;
+        ret->def = event_registry_remove_keep_def(&b->registry, victim);
+}
+
+static void eviction_undo(struct broker *b, struct eviction *e) {
+        struct broker_event *restored;
+
+        if (!e->def)
+                return;
+        if (event_registry_add(&b->registry, e->def, e->owner, &restored) < 0) {
+                log_error("Event %s of uid %u could not be restored after a failed eviction.", e->def->name,
+                          (unsigned) e->owner);
+                eviction_done(e);
+                return;
         }
-        if (r == -ENOSPC)
-                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "cannot create event %s: every status index is in use; Delete unused events",
-                                         (*def)->name);
-        return sd_bus_error_set_errnof(error, r, "cannot create event %s: %m", (*def)->name);
+        e->def = NULL;  /* the registry's again */
 }
 
 static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(event_def_freep) struct event_def *def = NULL;
+        _cleanup_(eviction_done) struct eviction evicted = {};
         struct event_error parse_error = { 0 };
         struct broker_event *ev, *victim = NULL;
         enum admission verdict = ADMISSION_ADMIT;
@@ -265,7 +263,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         r = session_identify(b, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, 0, true, error);
+        r = check_outgoing_backlog(b, 0, true, error);        /* a small reply: only the queue's bound */
         if (r < 0)
                 return r;
 
@@ -317,20 +315,33 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
-                r = commit_new_event(b, &def, s->uid, victim, &ev, error);
-                if (r < 0)
-                        return r;
+                if (victim)
+                        evict(b, victim, def->name, s->uid, &evicted);
+                r = event_registry_add(&b->registry, def, s->uid, &ev);
+                if (r < 0) {
+                        eviction_undo(b, &evicted);
+                        if (r == -ENOSPC)
+                                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                                         "cannot create event %s: every status index is in use; "
+                                                         "Delete unused events", def->name);
+                        return sd_bus_error_set_errnof(error, r, "cannot create event %s: %m", def->name);
+                }
+                def = NULL;     /* owned by the registry now */
                 created_event = true;
         }
         r = session_register(s, ev, &write_index);
         if (r < 0) {
-                if (created_event)
-                        event_registry_remove(&b->registry, ev);
                 if (r == -ENOSPC)
-                        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                                 "cannot register event %s: too many distinct events on this "
-                                                 "connection (%u); reconnect", ev->def->name, SESSION_SLOTS_MAX);
-                return sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
+                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                          "cannot register event %s: too many distinct events on this connection "
+                                          "(%u); reconnect", ev->def->name, SESSION_SLOTS_MAX);
+                else
+                        sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
+                if (created_event) {
+                        event_registry_remove(&b->registry, ev);
+                        eviction_undo(b, &evicted);
+                }
+                return r;
         }
         if (created_event) {
                 log_limited(&b->event_log_ratelimit, "event changes",
