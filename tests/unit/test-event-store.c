@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* daemon/event-store.c: the events-and-owners file, written and read back,
+ * and what it does with lines it did not write. */
+#include "check-tap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <systemd/sd-event.h>
+
+#include "cleanup.h"
+#include "event-store.h"
+
+static sd_event *event;
+static struct provider *provider;
+static struct event_registry registry, *const reg = &registry;
+
+static void setup(void) {
+        ck_assert_int_eq(sd_event_new(&event), 0);
+        ck_assert_int_eq(embedded_provider_ops.new(event, &provider), 0);
+        event_registry_init(reg, &embedded_provider_ops, provider);
+}
+
+static void teardown(void) {
+        event_registry_done(reg);
+        provider = embedded_provider_ops.free(provider);
+        event = sd_event_unref(event);
+}
+
+static void add(const char *command, uid_t owner) {
+        struct event_def *def = NULL;
+        struct broker_event *ev;
+
+        ck_assert_int_eq(event_def_parse(command, 0, &def, NULL), 0);
+        ck_assert_int_eq(event_registry_add(reg, def, owner, &ev), 0);
+}
+
+static int parse(const char *text) {
+        return event_store_parse(reg, text, strlen(text), "test");
+}
+
+START_TEST(test_format_is_uid_and_command_per_line) {
+        _cleanup_free_ char *text = NULL;
+
+        add("first u32 a; __data_loc char[] s", 1000);
+        add("second:flag struct x y 8", 0);
+        text = event_store_format(reg);
+        ck_assert_str_eq(text, "1000 first u32 a; __data_loc char[] s\n0 second struct x y 8\n");
+}
+END_TEST
+
+START_TEST(test_round_trip_restores_names_owners_fields) {
+        _cleanup_free_ char *text = NULL, *again = NULL;
+        struct broker_event *ev;
+
+        add("rt_a u32 a", 1000);
+        add("rt_b char[16] who; u64 n", 4294967294u);
+        text = event_store_format(reg);
+        event_registry_done(reg);
+        event_registry_init(reg, &embedded_provider_ops, provider);
+
+        ck_assert_int_eq(parse(text), 2);
+        ev = event_registry_find(reg, "rt_b");
+        ck_assert_ptr_nonnull(ev);
+        ck_assert_uint_eq(ev->owner_uid, 4294967294u);
+        ck_assert_uint_eq(ev->n_registrations, 0);
+        again = event_store_format(reg);
+        ck_assert_str_eq(again, text);
+}
+END_TEST
+
+START_TEST(test_bad_lines_are_skipped) {
+        /* Each bad line is skipped; the good ones around it load. */
+        ck_assert_int_eq(parse("1 ok_a u32 a\n"
+                               "x bad_uid u32 a\n"
+                               "4294967295 uid_invalid u32 a\n"
+                               "12345678901 uid_too_long u32 a\n"
+                               "1000\n"
+                               "1000 \n"
+                               "1000 bad field here\n"
+                               "1000 ok_a u32 a\n"            /* a second of one name */
+                               "\n"
+                               "2 ok_b u32 b"),               /* no final newline */
+                         2);
+        ck_assert_ptr_nonnull(event_registry_find(reg, "ok_a"));
+        ck_assert_ptr_nonnull(event_registry_find(reg, "ok_b"));
+        ck_assert_uint_eq(reg->n_events, 2);
+}
+END_TEST
+
+START_TEST(test_nul_and_overlong_lines_are_skipped) {
+        char text[EVENT_STORE_LINE_MAX + 64];
+
+        memset(text, 'a', sizeof(text));
+        memcpy(text, "1 ", 2);
+        text[sizeof(text) - 1] = '\n';
+        ck_assert_int_eq(event_store_parse(reg, text, sizeof(text), "test"), 0);
+        ck_assert_int_eq(event_store_parse(reg, "1 nul\0_ev u32 a\n", 16, "test"), 0);
+        ck_assert_uint_eq(reg->n_events, 0);
+}
+END_TEST
+
+START_TEST(test_save_load_through_a_directory) {
+        char dir[] = "/tmp/test-event-store.XXXXXX", path[64];
+        struct stat st;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(event_store_load(reg, dir), 0);        /* nothing saved yet */
+        add("saved u32 a", 7);
+        ck_assert_int_eq(event_store_save(reg, dir), 0);
+        snprintf(path, sizeof(path), "%s/" EVENT_STORE_FILE, dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 0777, 0600);
+        event_registry_done(reg);
+        event_registry_init(reg, &embedded_provider_ops, provider);
+        ck_assert_int_eq(event_store_load(reg, dir), 1);
+        ck_assert_uint_eq(event_registry_find(reg, "saved")->owner_uid, 7);
+
+        /* Writable by others: not the broker's file, not read. */
+        ck_assert_int_eq(chmod(path, 0666), 0);
+        event_registry_done(reg);
+        event_registry_init(reg, &embedded_provider_ops, provider);
+        ck_assert_int_eq(event_store_load(reg, dir), -EPERM);
+        ck_assert_uint_eq(reg->n_events, 0);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+static Suite *event_store_suite(void) {
+        Suite *s = suite_create("event-store");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_format_is_uid_and_command_per_line);
+        tcase_add_test(tc, test_round_trip_restores_names_owners_fields);
+        tcase_add_test(tc, test_bad_lines_are_skipped);
+        tcase_add_test(tc, test_nul_and_overlong_lines_are_skipped);
+        tcase_add_test(tc, test_save_load_through_a_directory);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_tap_run(event_store_suite());
+}
