@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "broker-bus.h"
+#include "broker-errors.h"
 #include "bus-util.h"
 #include "cleanup.h"
 #include "client-internal.h"
@@ -342,20 +343,6 @@ static bool session_matches(const struct ueb_client *c, int data_fd, const char 
 
 /* Errors */
 
-static const struct {
-        const char *name;
-        int error;
-} refusals[] = {
-        { BROKER_ERROR_INVALID_COMMAND, -EINVAL },
-        { BROKER_ERROR_NAME_IN_USE, -EADDRINUSE },
-        { BROKER_ERROR_QUOTA_EXCEEDED, -EDQUOT },
-        { BROKER_ERROR_NO_SUCH_EVENT, -ENOENT },
-        { BROKER_ERROR_BUSY, -EBUSY },
-        { BROKER_ERROR_NOT_SUPPORTED, -EOPNOTSUPP },
-        { SD_BUS_ERROR_ACCESS_DENIED, -EACCES },
-        { SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED, -EACCES },
-};
-
 /* Answers that mean "no broker right now", not "no". */
 static bool error_is_unavailable(const sd_bus_error *error) {
         static const char *const names[] = {
@@ -377,15 +364,18 @@ static bool error_is_unavailable(const sd_bus_error *error) {
  * answer in time), negative errno = a definitive refusal, message in
  * last_error. */
 static int answer_refused(struct ueb_client *c, const sd_bus_error *error, const char *what) {
-        int r = -sd_bus_error_get_errno(error);
+        int r = -sd_bus_error_get_errno(error), refusal;
 
         if (error_is_unavailable(error)) {
                 ueb_set_error(c, r, "%s: the broker is not reachable: %s", what, error->message ?: error->name);
                 return 0;
         }
-        for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
-                if (sd_bus_error_has_name(error, refusals[i].name))
-                        return ueb_set_error(c, refusals[i].error, "%s", error->message ?: error->name);
+        refusal = broker_error_contract_errno(error);
+        if (refusal == 0 && sd_bus_error_has_names(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                                   SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED))
+                refusal = -EACCES;
+        if (refusal < 0)
+                return ueb_set_error(c, refusal, "%s", error->message ?: error->name);
         /* An answer we do not know, e.g. from a broker of another version. */
         return ueb_set_error(c, r == -EIO || r >= 0 ? -EPROTO : r, "%s: %s: %s", what, error->name ?: "",
                              error->message ?: "");

@@ -13,6 +13,7 @@
 
 #include "admission.h"
 #include "broker.h"
+#include "broker-errors.h"
 #include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
@@ -313,7 +314,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         /* Change state: provider session, event, registration. */
         r = session_open_provider(s);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "cannot open a data file and status page: %m");
+                return broker_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
                 if (victim)
                         evict(b, victim, def->name, s->uid, &evicted);
@@ -324,7 +325,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                                          "cannot create event %s: every status index is in use; "
                                                          "Delete unused events", def->name);
-                        return sd_bus_error_set_errnof(error, r, "cannot create event %s: %m", def->name);
+                        return broker_error_set_errnof(error, r, "cannot create event %s: %m", def->name);
                 }
                 def = NULL;     /* owned by the registry now */
                 created_event = true;
@@ -336,7 +337,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                                           "cannot register event %s: too many distinct events on this connection "
                                           "(%u); reconnect", ev->def->name, SESSION_SLOTS_MAX);
                 else
-                        sd_bus_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
+                        broker_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
                 if (created_event) {
                         event_registry_remove(&b->registry, ev);
                         eviction_undo(b, &evicted);
@@ -379,7 +380,7 @@ static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *e
                                          "write index %u is not registered on this connection; pass a write_index "
                                          "that Register returned on this same connection", write_index);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "cannot unregister write index %u: %m", write_index);
+                return broker_error_set_errnof(error, r, "cannot unregister write index %u: %m", write_index);
 
         return sd_bus_reply_method_return(m, NULL);
 }
@@ -607,7 +608,7 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                         "too many record streams are open; close one and try again");
         if (fd < 0)
-                return sd_bus_error_set_errnof(error, fd, "cannot open a record stream: %m");
+                return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
 
         /* The reply carries a dup; ours closes on return. */
         return sd_bus_reply_method_return(m, "h", fd);
