@@ -507,13 +507,39 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
         return 0;
 }
 
+/* Reads the messages queued on the session's socket right now, no more
+ * (a writer that keeps writing cannot keep us here): what a client wrote
+ * before a bus call is handled before the call changes what it means. The
+ * bus is served at a higher priority than the data sockets, so without this
+ * an Unregister or a disconnect would overtake the records written before
+ * it. Returns how many messages it read. */
+static uint64_t session_read_queued(struct provider_session *s) {
+        uint64_t before = s->received;
+        int queued = 0;
+
+        if (s->daemon_fd < 0 || ioctl(s->daemon_fd, SIOCINQ, &queued) < 0)
+                return 0;
+        /* Bytes queued; empty messages add none, and only empty messages
+         * (invalid records) can hide behind 0. */
+        for (ssize_t left = queued; left > 0;) {
+                ssize_t n = session_receive(s);
+
+                if (n < 0)
+                        break;
+                if (n == 0)
+                        session_handle_message(s, s->provider->buffer, 0);
+                left -= n > 0 ? n : 1;
+        }
+        return s->received - before;
+}
+
 /* The session ends (its client left the bus, or the broker stops) while
  * what the client wrote last may still be queued on our end. Shutting our
  * end down for reading makes further writes fail (EPIPE), so the queue can
- * only shrink: read until it is empty, then the records reached the
- * recorders like any other. */
+ * only shrink: read what is queued, then the records reached the recorders
+ * like any other. */
 static void session_drain(struct provider_session *s) {
-        uint64_t before = s->received;
+        uint64_t n;
 
         if (s->daemon_fd < 0)
                 return;
@@ -522,23 +548,10 @@ static void session_drain(struct provider_session *s) {
                                 s->bus_name);
                 return;
         }
-        for (;;) {
-                int queued = 0;
-                ssize_t n;
-
-                /* Bytes still queued; empty messages add none, and only
-                 * empty messages (invalid records) can hide behind 0. */
-                if (ioctl(s->daemon_fd, SIOCINQ, &queued) < 0 || queued <= 0)
-                        break;
-                n = session_receive(s);
-                if (n < 0)
-                        break;
-                if (n == 0)
-                        session_handle_message(s, s->provider->buffer, 0);
-        }
-        if (s->received > before)
+        n = session_read_queued(s);
+        if (n > 0)
                 log_debug("Read %llu messages still queued from %s before closing its data socket.",
-                          (unsigned long long) (s->received - before), s->bus_name);
+                          (unsigned long long) n, s->bus_name);
 }
 
 /* Sessions */
@@ -640,6 +653,7 @@ static int embedded_session_register(struct provider *p, struct provider_session
 static int embedded_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
         if (write_index >= s->n_slots || !s->slots[write_index].active)
                 return -ENOENT;
+        (void) session_read_queued(s);  /* records written before the Unregister still count */
         s->slots[write_index].active = false;
         return 0;
 }
