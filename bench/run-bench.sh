@@ -56,10 +56,10 @@ broker_pid=""
 floor_pid=""
 
 stop() {
-        local pid="$1" i
+        local pid="$1" _
         [ -n "$pid" ] || return 0
         kill -TERM "$pid" 2>/dev/null || return 0
-        for i in $(seq 1 50); do
+        for _ in $(seq 1 50); do
                 kill -0 "$pid" 2>/dev/null || return 0
                 sleep 0.1
         done
@@ -145,7 +145,7 @@ dbus-daemon --config-file="$dir/system.conf" --nofork --print-pid=4 4>"$dir/bus.
         >"$dir/bus.log" 2>&1 &
 bus_pid=$!
 address="unix:path=$socket"
-for i in $(seq 1 100); do
+for _ in $(seq 1 100); do
         [ -S "$socket" ] && break
         kill -0 "$bus_pid" 2>/dev/null || break
         sleep 0.05
@@ -158,8 +158,8 @@ fi
 
 wait_name() {
         # $1: bus name, $2: pid of its owner
-        local i
-        for i in $(seq 1 100); do
+        local _
+        for _ in $(seq 1 100); do
                 busctl --address="$address" status "$1" >/dev/null 2>&1 && return 0
                 kill -0 "$2" 2>/dev/null || break
                 sleep 0.1
