@@ -7,8 +7,6 @@
  *   bench-embedded-write [EVENTS]   (default 1M; needs a broker: use the
  *   harness, see bench/README.md)
  */
-#include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,61 +17,18 @@
 
 #include "broker-bus.h"
 #include "bus-util.h"
+#include "bench-record.h"
 #include "bench-util.h"
 #include "fd-util.h"
 #include "uebroker.h"
 
 #define BENCH_COMMAND "bench_write u64 seq; char[16] pad"
 
-struct reader {
-        int fd;
-        volatile int stop;
-        unsigned long long messages;
-};
-
-/* Reads and discards messages until stopped and drained. */
-static void *reader_main(void *userdata) {
-        struct reader *rd = userdata;
-        static __thread uint8_t buf[70000];
-
-        for (;;) {
-                struct pollfd p = { .fd = rd->fd, .events = POLLIN };
-                ssize_t n;
-
-                if (poll(&p, 1, 100) == 0) {
-                        if (rd->stop)
-                                break;
-                        continue;
-                }
-                n = recv(rd->fd, buf, sizeof(buf), MSG_DONTWAIT);
-                if (n > 0)
-                        rd->messages++;
-                else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-                        break;
-        }
-        return NULL;
-}
-
-static int record_open(sd_bus *bus) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        int fd = -1;
-
-        if (sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Record", &error,
-                               &reply, "as", 1, "bench_write") < 0)
-                fprintf(stderr, "Record: %s\n", error.message ?: error.name);
-        else if (sd_bus_message_read(reply, "h", &fd) > 0)
-                fd = fd_dup_cloexec(fd);
-        sd_bus_message_unref(reply);
-        sd_bus_error_free(&error);
-        return fd;
-}
-
 int main(int argc, char *argv[]) {
         unsigned long long n = bench_count(argc, argv, 1000000ull), direct_drops = 0;
         struct { uint64_t seq; char pad[16]; } payload = { 0, "benchmark" };
         struct iovec iov = { &payload, sizeof(payload) };
-        struct reader consumer = {}, direct = {};
+        struct bench_reader consumer = {}, direct = {};
         pthread_t consumer_thread, direct_thread;
         struct ueb_client *c = NULL;
         struct ueb_event *e = NULL;
@@ -91,12 +46,12 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "cannot connect the consumer (UEBROKER_BUS_ADDRESS must be set)\n");
                 return 1;
         }
-        consumer.fd = record_open(bus);
+        consumer.fd = bench_record_open(bus, "bench_write");
         if (consumer.fd < 0 || !ueb_enabled(e)) {
                 fprintf(stderr, "Record did not enable the event\n");
                 return 1;
         }
-        pthread_create(&consumer_thread, NULL, reader_main, &consumer);
+        pthread_create(&consumer_thread, NULL, bench_reader_main, &consumer);
 
         t0 = bench_now_ns();
         for (unsigned long long i = 0; i < n; i++) {
@@ -110,7 +65,7 @@ int main(int argc, char *argv[]) {
         if (socketpair_seqpacket(fds) < 0)
                 return 1;
         direct.fd = fds[0];
-        pthread_create(&direct_thread, NULL, reader_main, &direct);
+        pthread_create(&direct_thread, NULL, bench_reader_main, &direct);
         t2 = bench_now_ns();
         for (unsigned long long i = 0; i < n; i++) {
                 uint32_t write_index = 0;

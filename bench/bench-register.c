@@ -7,28 +7,13 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <systemd/sd-bus.h>
 
 #include "broker-bus.h"
 #include "bus-util.h"
 #include "bench-util.h"
 
 static int call(sd_bus *bus, const char *interface, const char *member, const char *command) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        int r;
-
-        if (command)
-                r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, interface, member, &error, &reply, "s",
-                                       command);
-        else
-                r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, interface, member, &error, &reply,
-                                       NULL);
-        if (r < 0)
-                fprintf(stderr, "%s: %s\n", member, error.message ?: error.name ?: "failed");
-        sd_bus_message_unref(reply);
-        sd_bus_error_free(&error);
-        return r;
+        return bench_call(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, interface, member, command);
 }
 
 int main(int argc, char *argv[]) {

@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <systemd/sd-bus.h>
 #include <time.h>
 
 static inline uint64_t bench_now_ns(void) {
@@ -30,9 +33,64 @@ static inline unsigned long long bench_count(int argc, char *argv[], unsigned lo
         return n;
 }
 
-/* "name: value unit   baseline: value unit   ratio: x" */
+/* "name value unit | baseline value unit | ratio x" */
 static inline void bench_report(const char *what, double value, const char *baseline, double base_value,
                                 const char *unit) {
-        printf("%-28s %12.2f %-9s | %-28s %12.2f %-9s | ratio %.2f\n", what, value, unit, baseline, base_value, unit,
+        printf("%-36s %10.2f %-8s | %-36s %10.2f %-8s | ratio %.2f\n", what, value, unit, baseline, base_value, unit,
                base_value > 0 ? value / base_value : 0.0);
+}
+
+static int bench_compare_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The @p-th percentile (0 < p <= 100) of @n samples, in microseconds;
+ * sorts @v in place (nearest rank). */
+static inline double bench_percentile_us(uint64_t *v, size_t n, double p) {
+        size_t rank;
+
+        if (n == 0)
+                return 0.0;
+        qsort(v, n, sizeof(*v), bench_compare_u64);
+        rank = (size_t) ((p / 100.0) * (double) n + 0.999999);
+        if (rank < 1)
+                rank = 1;
+        if (rank > n)
+                rank = n;
+        return (double) v[rank - 1] / 1000.0;
+}
+
+/* Soft fd limit up to the hard one: a bench holding many connections
+ * needs more than the usual 1024. */
+static inline void bench_raise_fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        perror("setrlimit(RLIMIT_NOFILE)");
+        }
+}
+
+/* One blocking method call taking one string (or nothing when @arg is
+ * NULL); the reply is read and dropped (its fds closed). 0, or a negative
+ * errno after printing the error. The same code path for the broker and
+ * for its baselines. */
+static inline int bench_call(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                             const char *member, const char *arg) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        int r;
+
+        if (arg)
+                r = sd_bus_call_method(bus, destination, path, interface, member, &error, &reply, "s", arg);
+        else
+                r = sd_bus_call_method(bus, destination, path, interface, member, &error, &reply, NULL);
+        if (r < 0)
+                fprintf(stderr, "%s.%s: %s\n", interface, member, error.message ?: error.name ?: strerror(-r));
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        return r < 0 ? r : 0;
 }
