@@ -36,6 +36,7 @@ struct broker {
         const struct name_reservations *reservations;
         const char *config_path;        /* for error messages naming the key */
         void *sessions;                 /* tsearch() tree of struct session, by bus name */
+        void *uid_sessions;             /* tsearch() tree: sessions with a provider session per uid */
         unsigned n_sessions;
         unsigned max_sessions;          /* Clients=, lowered to what the fd limit holds */
 

@@ -24,19 +24,56 @@ struct session *session_find(struct broker *b, const char *bus_name) {
         return found ? *(struct session **) found : NULL;
 }
 
-static void count_uid_action(const void *node, VISIT which, void *closure) {
-        const struct session *s = *(const struct session *const *) node;
-        struct { uid_t uid; unsigned n; } *c = closure;
+/* Sessions holding a provider session, per uid (ClientsPerUser=): counted
+ * as they open and close, not by walking every session on each Register. */
+struct uid_sessions {
+        uid_t uid;
+        unsigned n;
+};
 
-        if ((which == postorder || which == leaf) && s->provider_session && s->uid == c->uid)
-                c->n++;
+static int compare_by_uid(const void *a, const void *b) {
+        const struct uid_sessions *x = a, *y = b;
+
+        return x->uid < y->uid ? -1 : x->uid > y->uid;
 }
 
 unsigned session_count_for_uid(struct broker *b, uid_t uid) {
-        struct { uid_t uid; unsigned n; } c = { uid, 0 };
+        struct uid_sessions key = { .uid = uid };
+        void *found = tfind(&key, &b->uid_sessions, compare_by_uid);
 
-        twalk_r(b->sessions, count_uid_action, &c);
-        return c.n;
+        return found ? (*(struct uid_sessions **) found)->n : 0;
+}
+
+static int uid_sessions_add(struct broker *b, uid_t uid) {
+        struct uid_sessions key = { .uid = uid }, *entry;
+        void *found = tfind(&key, &b->uid_sessions, compare_by_uid);
+
+        if (found) {
+                (*(struct uid_sessions **) found)->n++;
+                return 0;
+        }
+        entry = malloc(sizeof(*entry));
+        if (!entry)
+                return -ENOMEM;
+        *entry = (struct uid_sessions) { .uid = uid, .n = 1 };
+        if (!tsearch(entry, &b->uid_sessions, compare_by_uid)) {
+                free(entry);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void uid_sessions_remove(struct broker *b, uid_t uid) {
+        struct uid_sessions key = { .uid = uid }, *entry;
+        void *found = tfind(&key, &b->uid_sessions, compare_by_uid);
+
+        if (!found)
+                return;
+        entry = *(struct uid_sessions **) found;
+        if (--entry->n > 0)
+                return;
+        tdelete(entry, &b->uid_sessions, compare_by_uid);
+        free(entry);
 }
 
 /* Fails every call waiting for identification with @error. */
@@ -231,10 +268,17 @@ int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, s
 int session_open_provider(struct session *s) {
         struct broker *b = s->broker;
         struct provider_peer peer = { .pid = s->pid, .uid = s->uid, .bus_name = s->bus_name };
+        int r;
 
         if (s->provider_session)
                 return 0;
-        return b->provider_ops->session_new(b->provider, &peer, &s->provider_session);
+        r = uid_sessions_add(b, s->uid);
+        if (r < 0)
+                return r;
+        r = b->provider_ops->session_new(b->provider, &peer, &s->provider_session);
+        if (r < 0)
+                uid_sessions_remove(b, s->uid);
+        return r;
 }
 
 void session_gone(struct broker *b, const char *bus_name) {
@@ -257,8 +301,10 @@ struct session *session_free(struct session *s) {
 
         /* The provider reads what the client still had queued first, while
          * every bound event is still there. */
-        if (s->provider_session)
+        if (s->provider_session) {
                 b->provider_ops->session_free(b->provider, s->provider_session);
+                uid_sessions_remove(b, s->uid);
+        }
         for (size_t i = 0; i < s->n_slots; i++) {
                 struct broker_event *ev = s->slots[i].event;
 

@@ -198,7 +198,6 @@ static unsigned count_in_use(uid_t owner) {
 /* A session around a provider session, without session_identify()'s bus
  * tracking; session_free() releases it like any other. */
 static struct session *session_without_bus(void) {
-        struct provider_peer peer = { .pid = getpid(), .uid = getuid(), .bus_name = ":test" };
         struct session *s = calloc(1, sizeof(*s));
 
         ck_assert_ptr_nonnull(s);
@@ -206,7 +205,12 @@ static struct session *session_without_bus(void) {
         s->broker = &broker;
         s->bus_name = strdup(":test");
         ck_assert_ptr_nonnull(s->bus_name);
-        ck_assert_int_eq(embedded_provider_ops.session_new(provider, &peer, &s->provider_session), 0);
+        s->identified = true;
+        s->uid = getuid();
+        s->pid = getpid();
+        ck_assert_int_eq(session_count_for_uid(&broker, s->uid), 0);
+        ck_assert_int_eq(session_open_provider(s), 0);
+        ck_assert_int_eq(session_count_for_uid(&broker, s->uid), 1);
         return s;
 }
 
