@@ -73,10 +73,10 @@ if [ -n "${UEBROKER_VM_KEEP:-}" ]; then
 fi
 
 tap="$work/tap"
-sed -n '/^===== uebroker-vm: begin TAP =====$/,/^===== uebroker-vm: end TAP =====$/p' "$console.txt" |
+sed -n '/===== uebroker-vm: begin TAP =====$/,/^===== uebroker-vm: end TAP =====$/p' "$console.txt" |
         sed '1d;$d' > "$tap"
 echo "----- guest log"
-sed -n '/^===== uebroker-vm: begin log =====$/,/^===== uebroker-vm: end log =====$/p' "$console.txt" | sed '1d;$d'
+sed -n '/===== uebroker-vm: begin log =====$/,/^===== uebroker-vm: end log =====$/p' "$console.txt" | sed '1d;$d'
 echo "----- TAP"
 cat "$tap"
 echo "-----"
