@@ -17,25 +17,69 @@ packages=(
         python3-gi polkitd libxml2-utils util-linux nodejs
         # sanitizers, valgrind, fuzzing
         clang libclang-rt-14-dev valgrind
+        # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
+        make bc bison flex libelf-dev libssl-dev xz-utils
+        qemu-system-x86 busybox-static
 )
+# From bookworm-backports (added below with the system's own mirror URIs).
+backports_packages=(linux-source-6.12)
 
+installed() {
+        dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
 missing=()
 for p in "${packages[@]}"; do
-        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+        installed "$p" || missing+=("$p")
+done
+missing_bp=()
+for p in "${backports_packages[@]}"; do
+        installed "$p" || missing_bp+=("$p")
 done
 
+all_missing=("${missing[@]}" "${missing_bp[@]}")
 if [ "${1:-}" = "--check" ]; then
-        [ ${#missing[@]} -eq 0 ] && exit 0
-        echo "missing packages: ${missing[*]}" >&2
+        [ ${#all_missing[@]} -eq 0 ] && exit 0
+        echo "missing packages: ${all_missing[*]}" >&2
         exit 1
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#all_missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-        echo "install-deps: these packages are missing: ${missing[*]}" >&2
+        echo "install-deps: these packages are missing: ${all_missing[*]}" >&2
         echo "install-deps: run as root (sudo $0) to install them" >&2
         exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+
+# bookworm-backports, from the same mirror(s) as the system's bookworm
+# suite (deb822 debian.sources or a one-line sources.list).
+add_backports() {
+        local list=/etc/apt/sources.list.d/uebroker-bookworm-backports.sources
+        local uris="" f
+        grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+        for f in /etc/apt/sources.list.d/*.sources; do
+                [ -f "$f" ] || continue
+                # URIs of each stanza whose Suites name bookworm itself
+                uris="$uris $(awk '
+                        /^[[:space:]]*$/ { if (s && u != "") print u; s = 0; u = ""; next }
+                        /^URIs:/ { sub(/^URIs:[[:space:]]*/, ""); u = $0 }
+                        /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") s = 1 }
+                        END { if (s && u != "") print u }' "$f")"
+        done
+        if [ -z "${uris// /}" ] && [ -f /etc/apt/sources.list ]; then
+                uris="$(awk '$1 == "deb" && $3 == "bookworm" { print $2 }' /etc/apt/sources.list | sort -u | tr '\n' ' ')"
+        fi
+        if [ -z "${uris// /}" ]; then
+                echo "install-deps: no bookworm mirror found in /etc/apt to add bookworm-backports" >&2
+                return 1
+        fi
+        printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+                "$(echo $uris)" > "$list"
+}
+[ ${#missing_bp[@]} -eq 0 ] || add_backports
+
 apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+[ ${#missing[@]} -eq 0 ] || apt-get install -y -q --no-install-recommends "${missing[@]}"
+for p in "${missing_bp[@]}"; do
+        apt-get install -y -q --no-install-recommends "$p/bookworm-backports"
+done

@@ -4,8 +4,9 @@
 # run-tests.sh [MESON TEST ARGS...]
 #
 # Installs the dependencies if needed (apt-get, as root), builds into
-# build/ and runs every test suite (unit and integration) with meson.
-# Extra arguments go to `meson test` (e.g. --suite unit).
+# build/ and runs the unit and integration test suites with meson.
+# Extra arguments go to `meson test` (e.g. --suite unit; --suite vm runs the
+# vm tier, which boots QEMU; tests/vm/run-vm.sh).
 
 set -eu
 
@@ -15,4 +16,9 @@ build="${UEBROKER_BUILD_DIR:-$top/build}"
 "$top/build-aux/install-deps.sh"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top"
 ninja -C "$build"
-meson test -C "$build" --print-errorlogs "$@"
+# The vm suite (QEMU, a kernel build on its first run) only when asked for
+# by name: --suite vm.
+case " $* " in
+*" --suite"*) meson test -C "$build" --print-errorlogs "$@" ;;
+*) meson test -C "$build" --print-errorlogs --no-suite vm "$@" ;;
+esac

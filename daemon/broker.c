@@ -720,7 +720,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         b->refusal_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 20u);
         b->event_log_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 50u);
 
-        r = ops->new(event, &b->provider);
+        r = ops->new(event, settings->provider, &b->provider);
         if (r < 0) {
                 log_error_errno(r, "Cannot start the %s provider: %m", ops->name);
                 goto fail;

@@ -60,6 +60,7 @@ struct broker_settings {
         const struct name_reservations *reservations;   /* may be NULL */
         const char *config_path;
         const char *state_dir;                          /* NULL: keep no state */
+        const struct provider_settings *provider;       /* may be NULL */
 };
 
 /* Large replies (ListEvents, GetStatus) the outgoing queue may hold at once;

@@ -31,6 +31,7 @@ struct options {
         const char *config_path;        /* NULL: the default path, which may be missing */
         const char *introspect_path;
         const char *state_dir;          /* NULL: the default for the bus kind */
+        const char *tracefs;            /* NULL: the upstream provider looks for it */
         bool debug;
 };
 
@@ -47,7 +48,11 @@ static void help(void) {
                "     --system               Serve on the system bus (default)\n"
                "     --session              Serve on the session bus\n"
                "     --bus-address=ADDRESS  Serve on the bus at ADDRESS\n"
-               "     --provider=NAME        auto (default) or embedded\n"
+               "     --provider=NAME        One of: %s (default auto: the first\n"
+               "                            usable one in that order)\n"
+               "     --tracefs=PATH         tracefs mount point for the upstream provider\n"
+               "                            (default /sys/kernel/tracing, /sys/kernel/debug/tracing,\n"
+               "                            else the tracefs line of /proc/mounts)\n"
                "     --config=FILE          Read limits and reservations from FILE and FILE.d/*.conf\n"
                "                            (default %s)\n"
                "     --state-dir=DIR        Keep events and their owners across restarts in DIR\n"
@@ -56,7 +61,7 @@ static void help(void) {
                "     --bus-introspect=PATH  Write the introspection XML of %s to PATH\n"
                "                            (\"-\" for stdout) and exit\n"
                "     --debug                Log at debug level\n",
-               BROKER_CONFIG_DEFAULT_PATH, BROKER_OBJECT_PATH);
+               provider_names(), BROKER_CONFIG_DEFAULT_PATH, BROKER_OBJECT_PATH);
 }
 
 /* 1: run; 0: exit successfully; negative: error. */
@@ -70,6 +75,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                 ARG_CONFIG,
                 ARG_BUS_INTROSPECT,
                 ARG_STATE_DIR,
+                ARG_TRACEFS,
                 ARG_DEBUG,
         };
         static const struct option long_options[] = {
@@ -82,6 +88,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "tracefs", required_argument, NULL, ARG_TRACEFS },
                 { "debug", no_argument, NULL, ARG_DEBUG },
                 {}
         };
@@ -107,7 +114,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                         break;
                 case ARG_PROVIDER:
                         if (strcmp(optarg, "auto") != 0 && !provider_find(optarg)) {
-                                log_error("Unknown provider '%s'; known: auto, embedded.", optarg);
+                                log_error("Unknown provider '%s'; known: %s.", optarg, provider_names());
                                 return -EINVAL;
                         }
                         o->provider = optarg;
@@ -120,6 +127,13 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                         break;
                 case ARG_STATE_DIR:
                         o->state_dir = optarg;
+                        break;
+                case ARG_TRACEFS:
+                        if (!*optarg) {
+                                log_error("--tracefs= needs a path.");
+                                return -EINVAL;
+                        }
+                        o->tracefs = optarg;
                         break;
                 case ARG_DEBUG:
                         o->debug = true;
@@ -253,6 +267,7 @@ static int run(int argc, char *argv[]) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const struct provider_ops *ops;
+        struct provider_settings provider_settings;
         _cleanup_(broker_config_done) struct broker_config config = {};
         struct broker_settings settings;
         struct broker *broker = NULL;
@@ -274,8 +289,9 @@ static int run(int argc, char *argv[]) {
         if (r < 0)
                 return r;
 
+        provider_settings = (struct provider_settings) { .tracefs = o.tracefs };
         if (strcmp(o.provider, "auto") == 0) {
-                r = provider_choose_auto(&ops);
+                r = provider_choose_auto(&provider_settings, &ops);
                 if (r < 0)
                         return r;
         } else
@@ -318,6 +334,7 @@ static int run(int argc, char *argv[]) {
                 .reservations = &config.reservations,
                 .config_path = o.config_path,
                 .state_dir = state_dir(&o),
+                .provider = &provider_settings,
         };
         r = broker_new(event, bus, ops, &settings, &broker);
         if (r < 0)

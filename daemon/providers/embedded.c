@@ -117,7 +117,7 @@ static void recorder_release(struct recorder *r) {
         free(r);
 }
 
-static int embedded_probe(char **ret_reason) {
+static int embedded_probe(const struct provider_settings *settings, char **ret_reason) {
         /* memfd_create and AF_UNIX sockets are all it needs. */
         return 1;
 }
@@ -149,7 +149,7 @@ static struct provider *embedded_free(struct provider *p) {
         return NULL;
 }
 
-static int embedded_new(sd_event *event, struct provider **ret) {
+static int embedded_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
         struct provider *p;
         int r;
 

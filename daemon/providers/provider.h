@@ -24,8 +24,8 @@
  * again reactivates it, and it is never handed out for another event. The
  * broker never removes an event while a session has an index bound to it.
  *
- * How the kernel providers map onto this (to be written; nothing above this
- * interface changes for them):
+ * How the kernel providers map onto this (upstream is written:
+ * providers/upstream.c; nothing above this interface changed for it):
  *
  * upstream user_events (Linux 6.4+, shared/UPSTREAM_ABI.md):
  *   probe        tracefs user_events_data exists, and user_events_status is
@@ -84,6 +84,12 @@ struct provider_peer {
         const char *bus_name;   /* unique name, for log messages */
 };
 
+/* What the daemon's options say about providers; passed to probe() and
+ * new(). Every field may be NULL: the provider's default. */
+struct provider_settings {
+        const char *tracefs;    /* --tracefs=PATH: where tracefs is mounted */
+};
+
 struct provider_ops {
         const char *name;
         /* Descriptors the daemon holds per session, to size Clients= against
@@ -92,9 +98,9 @@ struct provider_ops {
 
         /* 1 if usable on this machine, 0 if not (with a malloc()ed reason in
          * *ret_reason when not NULL), negative errno on failure. */
-        int (*probe)(char **ret_reason);
+        int (*probe)(const struct provider_settings *settings, char **ret_reason);
 
-        int (*new)(sd_event *event, struct provider **ret);
+        int (*new)(sd_event *event, const struct provider_settings *settings, struct provider **ret);
         struct provider *(*free)(struct provider *p);
 
         /* Makes @def known to the provider. *io_status_index holds the
@@ -130,6 +136,7 @@ struct provider_ops {
 };
 
 extern const struct provider_ops embedded_provider_ops;
+extern const struct provider_ops upstream_provider_ops;
 
 /* Providers in order of preference for --provider=auto. */
 extern const struct provider_ops *const provider_table[];
@@ -139,4 +146,7 @@ const struct provider_ops *provider_find(const char *name);
 
 /* --provider=auto: the first usable provider in provider_table[]; logs at
  * info why it chose it. */
-int provider_choose_auto(const struct provider_ops **ret);
+int provider_choose_auto(const struct provider_settings *settings, const struct provider_ops **ret);
+
+/* "auto, upstream, embedded": the names --provider= takes, for messages. */
+const char *provider_names(void);

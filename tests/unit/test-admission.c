@@ -29,7 +29,7 @@ static const struct admission_limits limits = {
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        ck_assert_int_eq(embedded_provider_ops.new(event, &provider), 0);
+        ck_assert_int_eq(embedded_provider_ops.new(event, NULL, &provider), 0);
         event_registry_init(reg, &embedded_provider_ops, provider);
         reg->now_usec = fake_clock;
         fake_now = 100 * HOUR_USEC;

@@ -28,7 +28,7 @@ static struct event_registry *const reg = &broker.registry;
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        ck_assert_int_eq(embedded_provider_ops.new(event, &provider), 0);
+        ck_assert_int_eq(embedded_provider_ops.new(event, NULL, &provider), 0);
         broker = (struct broker) {
                 .event = event,
                 .provider_ops = &embedded_provider_ops,

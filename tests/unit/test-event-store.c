@@ -19,7 +19,7 @@ static struct event_registry registry, *const reg = &registry;
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        ck_assert_int_eq(embedded_provider_ops.new(event, &provider), 0);
+        ck_assert_int_eq(embedded_provider_ops.new(event, NULL, &provider), 0);
         event_registry_init(reg, &embedded_provider_ops, provider);
 }
 

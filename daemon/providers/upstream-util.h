@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The pure parts of the upstream user_events provider (upstream.c): finding
+ * tracefs, telling the kernel's user_events interfaces apart, the
+ * registration string, where a status byte's enable bit lives, and the
+ * lines of user_events_status. No state, no sd-bus: unit-tested on fake
+ * directory trees (tests/unit/test-upstream.c).
+ *
+ * The ioctl structures are our own copies (shared/UPSTREAM_ABI.md): the
+ * build machines' <linux/user_events.h> may be the 6.1 one, whose struct
+ * user_reg is the 5.18-6.3 layout under the same name and ioctl number.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+#include "event-def.h"
+
+struct upstream_user_reg {
+        uint32_t size;
+        uint8_t enable_bit;
+        uint8_t enable_size;
+        uint16_t flags;
+        uint64_t enable_addr;
+        uint64_t name_args;
+        uint32_t write_index;
+} __attribute__((__packed__));
+
+struct upstream_user_unreg {
+        uint32_t size;
+        uint8_t disable_bit;
+        uint8_t reserved;
+        uint16_t reserved2;
+        uint64_t disable_addr;
+} __attribute__((__packed__));
+
+_Static_assert(sizeof(struct upstream_user_reg) == 28, "struct user_reg is 28 bytes");
+_Static_assert(sizeof(struct upstream_user_unreg) == 16, "struct user_unreg is 16 bytes");
+
+/* The kernel declares these with pointer types: the size in the number is
+ * sizeof(pointer), not of the struct. */
+#define UPSTREAM_DIAG_IOC_MAGIC '*'
+#define UPSTREAM_DIAG_IOCSREG _IOWR(UPSTREAM_DIAG_IOC_MAGIC, 0, struct upstream_user_reg *)
+#define UPSTREAM_DIAG_IOCSDEL _IOW(UPSTREAM_DIAG_IOC_MAGIC, 1, char *)
+#define UPSTREAM_DIAG_IOCSUNREG _IOW(UPSTREAM_DIAG_IOC_MAGIC, 2, struct upstream_user_unreg *)
+
+/* The status word of a registration: one u32 (enable_size 4). */
+#define UPSTREAM_ENABLE_SIZE 4u
+
+enum upstream_interface {
+        UPSTREAM_IFACE_NONE,            /* no user_events in this tracefs */
+        UPSTREAM_IFACE_UPSTREAM,        /* Linux 6.4+: remote-write enablers */
+        UPSTREAM_IFACE_ORIGINAL,        /* the original byte-per-event page (v1, kernel/) */
+        UPSTREAM_IFACE_BITMAP,          /* 5.18-6.3 BROKEN: bit-per-event page */
+};
+
+const char *upstream_interface_name(enum upstream_interface i);
+
+/*
+ * Where tracefs is: @override when not NULL (used as given); else the first
+ * of @candidates (NULL-terminated) that is a mounted tracefs (it holds a
+ * "trace" or "user_events_data" file); else the mount point of the first
+ * "tracefs" line of @mounts_path (/proc/mounts). -ENOENT when none.
+ */
+int upstream_find_tracefs(const char *override, const char *const *candidates, const char *mounts_path,
+                          char **ret);
+
+/*
+ * Which interface the user_events files in @tracefs speak, without side
+ * effects: nothing is opened for writing, nothing registered; the status
+ * file is opened read-only, mapped read-only and unmapped again, and its
+ * text read. Returns the interface and, when it is not the upstream one
+ * (or @tracefs is unusable), a malloc()ed reason in *@ret_reason (may be
+ * NULL); negative errno on allocation failure only.
+ */
+int upstream_detect_interface(const char *tracefs, char **ret_reason);
+
+/*
+ * The name_args string for DIAG_IOCSREG: "NAME type name; type name".
+ * Flags are dropped (upstream refuses "NAME:flag" with EINVAL); array sizes
+ * are written in decimal (the kernel parses only decimal, and copies at most
+ * 6 characters of the brackets: docs/DECISIONS.md); struct fields keep their
+ * size. NULL when out of memory.
+ */
+char *upstream_registration_string(const struct event_def *def);
+
+/*
+ * The enabler for status byte @status_index of a page at @page_addr: the
+ * kernel sets and clears one bit of a u32, so the u32 is the aligned word
+ * holding the byte and the bit is that byte's lowest bit. The byte is then
+ * non-zero exactly while the event is enabled, as on a v1 page.
+ */
+void upstream_enable_location(uint32_t status_index, uint64_t page_addr, uint64_t *ret_addr, uint8_t *ret_bit);
+
+/*
+ * One line of the upstream user_events_status text:
+ * "NAME[ # Used by[ ftrace][ perf][ other]]". Returns 1 with the name (not
+ * NUL-terminated) and the EVENT_STATUS_* bits, 0 for lines that name no
+ * event (empty, "Active: N", "Busy: N").
+ */
+int upstream_status_line_parse(const char *line, size_t len, const char **ret_name, size_t *ret_name_len,
+                               uint8_t *ret_status);

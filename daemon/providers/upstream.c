@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The upstream provider: Linux 6.4+ user_events (shared/UPSTREAM_ABI.md).
+ *
+ * Events live in the kernel, where ftrace and perf see them; the broker
+ * only registers. Per session (bus connection):
+ *   - a user_events_data file opened here; the client gets a copy and
+ *     writes [u32 write_index][payload] to it itself, the kernel checks
+ *     the payload. Write indexes are the kernel's, per open file.
+ *   - a 4096-byte memfd status page, mapped read-write here and sealed;
+ *     the client maps a read-only reopen. Each DIAG_IOCSREG names a bit of
+ *     this mapping (upstream_enable_location()): the kernel writes the
+ *     enable bit into the broker's memory, the client sees it through its
+ *     own mapping of the same memfd. Status indexes are the broker's
+ *     (global), so each event has its own byte on every page.
+ * Enablers belong to the broker's mm, not to the file: before a page is
+ * unmapped each of its enablers is unregistered, or the kernel would keep
+ * writing into whatever is mapped there later.
+ *
+ * Events are not PERSIST (that needs CAP_PERFMON and would outlive the
+ * broker): an event exists in the kernel from its first registration until
+ * its last reference goes, which includes the copies of data files the
+ * clients hold. event_add therefore touches nothing in the kernel.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fd-util.h"
+#include "log.h"
+#include "provider.h"
+#include "status-text.h"
+#include "upstream-util.h"
+
+/* Write indexes one session can bind; the broker's own bound
+ * (SESSION_SLOTS_MAX) is below this. */
+#define UPSTREAM_SLOTS_MAX 65536u
+/* user_events_status holds at most user_events_max (32768 by default)
+ * lines of at most ~280 bytes; anything beyond this is not read. */
+#define UPSTREAM_STATUS_TEXT_MAX (16u * 1024u * 1024u)
+
+static const char *const tracefs_candidates[] = {
+        "/sys/kernel/tracing",
+        "/sys/kernel/debug/tracing",
+        NULL,
+};
+
+struct provider_event {
+        const struct event_def *def;
+        char *reg_string;       /* name_args of DIAG_IOCSREG */
+        uint32_t status_index;
+        unsigned n_bound;       /* sessions whose data file has a write index for it */
+        unsigned n_active;      /* sessions with an enabler for it */
+        /* From the last read of user_events_status (status_generation). */
+        uint8_t status;
+        uint64_t status_generation;
+};
+
+struct upstream_slot {
+        struct provider_event *event;
+        bool active;            /* an enabler is registered */
+};
+
+struct provider_session {
+        struct provider *provider;
+        int data_fd;            /* user_events_data; the client gets copies */
+        int page_ro_fd;         /* read-only descriptor handed to the client */
+        uint8_t *page;          /* read-write, ours: the kernel's enable bits land here */
+        struct upstream_slot *slots;    /* indexed by the kernel's write index */
+        size_t n_slots;
+        size_t n_allocated;
+        char *bus_name;
+        struct provider_session *next, *prev;
+};
+
+struct provider {
+        sd_event *event;
+        char *tracefs;
+        char *status_path;      /* tracefs/user_events_status */
+        char *data_path;        /* tracefs/user_events_data */
+        int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
+        void *by_name;          /* tsearch() tree of struct provider_event */
+        struct provider_session *sessions;
+
+        /* user_events_status is read at most once per event-loop
+         * iteration (sd_event_now() as the key): GetStatus asks for every
+         * event in one call. */
+        uint64_t status_generation;
+        uint64_t status_read_usec;
+        bool status_unreadable_logged;
+};
+
+static int compare_by_name(const void *a, const void *b) {
+        const struct provider_event *x = a, *y = b;
+
+        return strcmp(x->def->name, y->def->name);
+}
+
+/* For tdestroy(): the tree's nodes go, the events are the broker's to
+ * remove (it removes them all before freeing the provider). */
+static void event_forget(void *ev) {
+}
+
+static int probe_tracefs(const struct provider_settings *settings, char **ret_tracefs, char **ret_reason) {
+        _cleanup_free_ char *tracefs = NULL, *data_path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = upstream_find_tracefs(settings ? settings->tracefs : NULL, tracefs_candidates, "/proc/mounts",
+                                  &tracefs);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (ret_reason)
+                        *ret_reason = strdup("tracefs is not mounted (/sys/kernel/tracing, "
+                                             "/sys/kernel/debug/tracing, /proc/mounts; --tracefs=PATH to name it)");
+                return 0;
+        }
+
+        r = upstream_detect_interface(tracefs, ret_reason);
+        if (r < 0)
+                return r;
+        if (r != UPSTREAM_IFACE_UPSTREAM)
+                return 0;
+
+        /* Opening is no registration: it only tells whether we may. */
+        if (asprintf(&data_path, "%s/user_events_data", tracefs) < 0)
+                return -ENOMEM;
+        fd = open(data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                if (ret_reason && asprintf(ret_reason, "cannot open %s: %s", data_path, strerror(errno)) < 0)
+                        *ret_reason = NULL;
+                return 0;
+        }
+        *ret_tracefs = tracefs;
+        tracefs = NULL;
+        return 1;
+}
+
+static int upstream_probe(const struct provider_settings *settings, char **ret_reason) {
+        _cleanup_free_ char *tracefs = NULL;
+
+        return probe_tracefs(settings, &tracefs, ret_reason);
+}
+
+static struct provider *upstream_free(struct provider *p) {
+        if (!p)
+                return NULL;
+        /* The broker frees sessions and events first; the tree is empty. */
+        tdestroy(p->by_name, event_forget);
+        safe_close(p->control_fd);
+        free(p->tracefs);
+        free(p->status_path);
+        free(p->data_path);
+        sd_event_unref(p->event);
+        free(p);
+        return NULL;
+}
+
+static void upstream_freep(struct provider **p) {
+        *p = upstream_free(*p);
+}
+
+static int upstream_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
+        _cleanup_(upstream_freep) struct provider *p = NULL;
+        _cleanup_free_ char *reason = NULL;
+        int r;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->event = sd_event_ref(event);
+        p->control_fd = -EBADF;
+
+        r = probe_tracefs(settings, &p->tracefs, &reason);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return log_error_errno(-ENODEV, "The upstream provider cannot run: %s", reason ?: "unknown reason");
+
+        if (asprintf(&p->status_path, "%s/user_events_status", p->tracefs) < 0 ||
+            asprintf(&p->data_path, "%s/user_events_data", p->tracefs) < 0)
+                return -ENOMEM;
+
+        p->control_fd = open(p->data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (p->control_fd < 0)
+                return log_error_errno(errno, "Cannot open %s: %m", p->data_path);
+
+        log_info("Upstream provider: user_events in %s.", p->tracefs);
+        *ret = p;
+        p = NULL;
+        return 0;
+}
+
+/* Events */
+
+static int upstream_event_add(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
+                              struct provider_event **ret) {
+        _cleanup_free_ struct provider_event *ev = NULL;
+
+        if (*io_status_index == 0 || *io_status_index > STATUS_INDEX_MAX)
+                return -EINVAL;
+
+        ev = calloc(1, sizeof(*ev));
+        if (!ev)
+                return -ENOMEM;
+        ev->def = def;
+        ev->status_index = *io_status_index;
+        ev->reg_string = upstream_registration_string(def);
+        if (!ev->reg_string)
+                return -ENOMEM;
+        if (!tsearch(ev, &p->by_name, compare_by_name)) {
+                free(ev->reg_string);
+                return -ENOMEM;
+        }
+        *ret = ev;
+        ev = NULL;
+        return 0;
+}
+
+static void upstream_event_remove(struct provider *p, struct provider_event *ev) {
+        if (!ev)
+                return;
+
+        /* No session of ours binds it (provider.h), so our files hold no
+         * reference. A non-PERSIST event goes with its last reference by
+         * itself (ENOENT: already gone); EBUSY means a client still has a
+         * copy of a data file that registered it, or someone registered
+         * the name outside the broker: the kernel removes it when they
+         * close. Either way the broker forgets it now. */
+        if (ioctl(p->control_fd, UPSTREAM_DIAG_IOCSDEL, ev->def->name) < 0) {
+                if (errno == ENOENT)
+                        log_debug("Upstream: %s was already gone from the kernel.", ev->def->name);
+                else if (errno == EBUSY)
+                        log_info("Upstream: %s is still referenced in the kernel (a client's open data file); "
+                                 "it goes when that closes.", ev->def->name);
+                else
+                        log_warning_errno(errno, "Upstream: cannot delete %s from the kernel: %m", ev->def->name);
+        } else
+                log_debug("Upstream: deleted %s from the kernel.", ev->def->name);
+
+        tdelete(ev, &p->by_name, compare_by_name);
+        free(ev->reg_string);
+        free(ev);
+}
+
+/* Reads user_events_status into each known event's status. */
+static int status_refresh(struct provider *p) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 0;
+        const char *line, *end;
+
+        fd = open(p->status_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n;
+
+                if (cap - len < 4096) {
+                        char *b;
+
+                        if (cap >= UPSTREAM_STATUS_TEXT_MAX)
+                                break;
+                        cap = cap ? cap * 2 : 16384;
+                        b = realloc(buf, cap);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+
+        p->status_generation++;
+        for (line = buf, end = buf + len; line && line < end;) {
+                const char *nl = memchr(line, '\n', (size_t) (end - line)), *name;
+                size_t line_len = nl ? (size_t) (nl - line) : (size_t) (end - line), name_len;
+                uint8_t status;
+
+                if (upstream_status_line_parse(line, line_len, &name, &name_len, &status) > 0 &&
+                    name_len <= EVENT_NAME_MAX) {
+                        char key_name[EVENT_NAME_MAX + 1];
+                        struct event_def key_def = { .name = key_name };
+                        struct provider_event key = { .def = &key_def };
+                        void *found;
+
+                        memcpy(key_name, name, name_len);
+                        key_name[name_len] = '\0';
+                        found = tfind(&key, &p->by_name, compare_by_name);
+                        if (found) {
+                                struct provider_event *ev = *(struct provider_event **) found;
+
+                                ev->status = status;
+                                ev->status_generation = p->status_generation;
+                        }
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        return 0;
+}
+
+/* Our enable bit for @ev on any page: someone listens, the kernel does not
+ * say who here. */
+static uint8_t status_from_pages(struct provider *p, struct provider_event *ev) {
+        for (struct provider_session *s = p->sessions; s; s = s->next)
+                for (size_t i = 0; i < s->n_slots; i++)
+                        if (s->slots[i].event == ev && s->slots[i].active)
+                                return s->page[ev->status_index] ? EVENT_STATUS_OTHER : 0;
+        return 0;
+}
+
+/*
+ * Who listens, as EVENT_STATUS_* bits. The session pages only carry one
+ * enable bit ("someone listens"), so the kernel's user_events_status text
+ * is the source: its "Used by ftrace perf other" are exactly these bits. It
+ * is read at most once per event-loop iteration. An event no session binds
+ * holds no reference of ours in the kernel (gone, or going): 0. Only when
+ * the text cannot be read do the pages answer, as "other".
+ */
+static uint8_t upstream_event_status(struct provider *p, struct provider_event *ev) {
+        uint64_t now = 0;
+        int r;
+
+        if (ev->n_bound == 0)
+                return 0;
+
+        if (sd_event_now(p->event, CLOCK_MONOTONIC, &now) < 0 || now != p->status_read_usec ||
+            p->status_generation == 0) {
+                r = status_refresh(p);
+                if (r < 0) {
+                        if (!p->status_unreadable_logged)
+                                log_warning_errno(r, "Cannot read %s, status from the enable bits only: %m",
+                                                  p->status_path);
+                        p->status_unreadable_logged = true;
+                        return status_from_pages(p, ev);
+                }
+                p->status_read_usec = now;
+        }
+        return ev->status_generation == p->status_generation ? ev->status : 0;
+}
+
+/* Sessions */
+
+/* Removes the enabler of @slot (index @write_index) from our mm. */
+static int slot_unregister(struct provider_session *s, size_t write_index) {
+        struct upstream_slot *slot = &s->slots[write_index];
+        struct upstream_user_unreg unreg = { .size = sizeof(unreg) };
+        uint64_t addr;
+
+        upstream_enable_location(slot->event->status_index, (uint64_t) (uintptr_t) s->page, &addr,
+                                 &unreg.disable_bit);
+        unreg.disable_addr = addr;
+        /* ENOENT: no enabler at that address and bit; there is nothing
+         * left to stop (the kernel has dropped it already). */
+        if (ioctl(s->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg) < 0 && errno != ENOENT)
+                return -errno;
+        slot->active = false;
+        slot->event->n_active--;
+        return 0;
+}
+
+static void upstream_session_free(struct provider *p, struct provider_session *s) {
+        bool keep_page = false;
+
+        if (!s)
+                return;
+
+        for (size_t i = 0; i < s->n_slots; i++)
+                if (s->slots[i].active) {
+                        int r = slot_unregister(s, i);
+
+                        if (r < 0) {
+                                /* The kernel may still write there: a page
+                                 * reused at that address would be
+                                 * corrupted. Leak the mapping instead. */
+                                log_error_errno(r, "Cannot unregister %s of %s, keeping its status page mapped: %m",
+                                                s->slots[i].event->def->name, s->bus_name);
+                                s->slots[i].event->n_active--;
+                                keep_page = true;
+                        }
+                }
+        for (size_t i = 0; i < s->n_slots; i++)
+                s->slots[i].event->n_bound--;
+        if (s->page && !keep_page)
+                munmap(s->page, STATUS_PAGE_SIZE);
+
+        if (s->prev)
+                s->prev->next = s->next;
+        else if (p->sessions == s)
+                p->sessions = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
+
+        /* The events stay in the kernel while the client keeps its copy of
+         * the data file open. */
+        safe_close(s->data_fd);
+        safe_close(s->page_ro_fd);
+        free(s->slots);
+        free(s->bus_name);
+        free(s);
+}
+
+static void session_freep(struct provider_session **s) {
+        if (*s)
+                upstream_session_free((*s)->provider, *s);
+}
+
+static int upstream_session_new(struct provider *p, const struct provider_peer *peer, struct provider_session **ret) {
+        _cleanup_(session_freep) struct provider_session *s = NULL;
+        _cleanup_close_ int page_fd = -EBADF;
+        void *page;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->provider = p;
+        s->data_fd = s->page_ro_fd = -EBADF;
+        s->bus_name = strdup(peer->bus_name ?: "?");
+        if (!s->bus_name)
+                return -ENOMEM;
+
+        /* Each session its own file: write indexes are per file, and a
+         * client that misuses its copy only disturbs its own session. */
+        s->data_fd = open(p->data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (s->data_fd < 0)
+                return log_error_errno(errno, "Cannot open %s for %s: %m", p->data_path, s->bus_name);
+
+        page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
+        if (page_fd < 0)
+                return log_error_errno(page_fd, "Cannot create a status page memfd: %m");
+        /* Map writable before sealing: F_SEAL_FUTURE_WRITE keeps this
+         * mapping (the kernel's enable bits are written through it) and
+         * refuses every later writable one. */
+        page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, page_fd, 0);
+        if (page == MAP_FAILED)
+                return log_error_errno(errno, "Cannot map a status page: %m");
+        s->page = page;
+        r = memfd_seal_read_only(page_fd);
+        if (r < 0)
+                return log_error_errno(r, "Cannot seal a status page: %m");
+        /* As the embedded provider: an O_RDONLY reopen, or the sealed memfd
+         * itself without /proc. The read-write descriptor is not needed
+         * once mapped: one descriptor less per session. */
+        s->page_ro_fd = fd_reopen_read_only(page_fd);
+        if (s->page_ro_fd < 0) {
+                log_debug_errno(s->page_ro_fd, "Cannot reopen a status page read-only, handing out the sealed memfd: %m");
+                s->page_ro_fd = page_fd;
+                page_fd = -EBADF;
+        }
+
+        s->next = p->sessions;
+        if (s->next)
+                s->next->prev = s;
+        p->sessions = s;
+        *ret = s;
+        s = NULL;
+        return 0;
+}
+
+static int upstream_session_data_fd(struct provider_session *s) {
+        return s->data_fd;
+}
+
+static int upstream_session_status_fd(struct provider_session *s) {
+        return s->page_ro_fd;
+}
+
+static int slot_register(struct provider_session *s, struct provider_event *ev, uint32_t *ret_write_index) {
+        struct upstream_user_reg reg = {
+                .size = sizeof(reg),
+                .enable_size = UPSTREAM_ENABLE_SIZE,
+                .name_args = (uint64_t) (uintptr_t) ev->reg_string,
+        };
+        uint64_t addr;
+
+        upstream_enable_location(ev->status_index, (uint64_t) (uintptr_t) s->page, &addr, &reg.enable_bit);
+        reg.enable_addr = addr;
+        if (ioctl(s->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
+                /* EADDRINUSE: the name exists with other fields; EMFILE:
+                 * user_events_max; EINVAL: a definition the kernel
+                 * refuses. broker-errors.h names them. */
+                return -errno;
+        *ret_write_index = reg.write_index;
+        return 0;
+}
+
+static int upstream_session_register(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                     uint32_t *ret_write_index) {
+        uint32_t write_index = 0;
+        size_t expected;
+        int r;
+
+        /* Bound already: an active one is returned as is (registering the
+         * same address and bit again would be EADDRINUSE); an inactive one
+         * gets a new enabler, and the kernel answers with the index its
+         * file already has for the event. */
+        for (expected = 0; expected < s->n_slots; expected++)
+                if (s->slots[expected].event == ev)
+                        break;
+        if (expected < s->n_slots && s->slots[expected].active) {
+                *ret_write_index = (uint32_t) expected;
+                return 0;
+        }
+
+        if (expected == s->n_slots) {
+                if (s->n_slots >= UPSTREAM_SLOTS_MAX)
+                        return -ENOSPC;
+                if (s->n_slots == s->n_allocated) {
+                        size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
+                        struct upstream_slot *slots = reallocarray(s->slots, n, sizeof(*slots));
+
+                        if (!slots)
+                                return -ENOMEM;
+                        s->slots = slots;
+                        s->n_allocated = n;
+                }
+        }
+
+        r = slot_register(s, ev, &write_index);
+        if (r < 0)
+                return r;
+        if (write_index != expected) {
+                /* The kernel numbers a file's events 0, 1, 2, ... and
+                 * keeps an event's number; anything else means someone
+                 * registered on this file behind our back (the client holds
+                 * a copy). Remove the enabler we just made and refuse: our
+                 * indexes no longer describe the file. */
+                struct upstream_user_unreg unreg = { .size = sizeof(unreg), .disable_addr = 0 };
+                uint64_t addr;
+
+                upstream_enable_location(ev->status_index, (uint64_t) (uintptr_t) s->page, &addr,
+                                         &unreg.disable_bit);
+                unreg.disable_addr = addr;
+                (void) ioctl(s->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg);
+                return log_error_errno(-EPROTO,
+                                       "Upstream: the kernel gave %s write index %u for %s where %zu was due "
+                                       "(events registered on its data file outside the broker?)",
+                                       s->bus_name, write_index, ev->def->name, expected);
+        }
+
+        if (expected == s->n_slots) {
+                s->slots[s->n_slots++] = (struct upstream_slot) { .event = ev };
+                ev->n_bound++;
+        }
+        s->slots[expected].active = true;
+        ev->n_active++;
+        *ret_write_index = write_index;
+        return 0;
+}
+
+static int upstream_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
+        if (write_index >= s->n_slots || !s->slots[write_index].active)
+                return -ENOENT;
+        /* The kernel clears the bit and stops updating it. It cannot switch
+         * the write index off: writes to it still reach the event. */
+        return slot_unregister(s, write_index);
+}
+
+static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+        /* Consumers use ftrace or perf on events/user_events/NAME. */
+        return -EOPNOTSUPP;
+}
+
+const struct provider_ops upstream_provider_ops = {
+        .name = "upstream",
+        .fds_per_session = 2,   /* the data file and the read-only page descriptor (plus one mapping) */
+        .probe = upstream_probe,
+        .new = upstream_new,
+        .free = upstream_free,
+        .event_add = upstream_event_add,
+        .event_remove = upstream_event_remove,
+        .event_status = upstream_event_status,
+        .session_new = upstream_session_new,
+        .session_free = upstream_session_free,
+        .session_data_fd = upstream_session_data_fd,
+        .session_status_fd = upstream_session_status_fd,
+        .session_register = upstream_session_register,
+        .session_unregister = upstream_session_unregister,
+        .record = upstream_record,
+};

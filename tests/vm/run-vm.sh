@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# run-vm.sh BUILD_DIR [SOURCE_ROOT]
+#
+# The vm test tier: boots QEMU (TCG) on the user_events test kernel
+# (tests/vm/build-kernel.sh, cached; built when missing) with an initramfs
+# holding the project from BUILD_DIR, a real system bus and polkitd
+# (tests/vm/make-initramfs.sh), and checks the TAP lines the guest's
+# scenario (tests/vm/scenario.sh) prints on the console.
+#
+# Exit 0 when every check passed, 1 otherwise, 77 (skip, with the reason)
+# only when a tool is missing. Environment:
+#   UEBROKER_VM_KERNEL   a bzImage to boot instead of building/caching one
+#   UEBROKER_VM_TIMEOUT  seconds the guest may run (default 300)
+#   UEBROKER_VM_KEEP     a directory to keep the initramfs and console log in
+
+set -euo pipefail
+
+build="$(cd "${1:?usage: $0 BUILD_DIR [SOURCE_ROOT]}" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
+src="$(cd "${2:-$here/../..}" && pwd)"
+timeout_s="${UEBROKER_VM_TIMEOUT:-300}"
+
+skip() { echo "SKIP: $*"; exit 77; }
+t0=$(date +%s)
+
+# Tools (build-aux/install-deps.sh installs them all; CI refuses skips).
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
+[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip "no static /bin/busybox (apt-get install busybox-static)"
+[ -x /usr/bin/dbus-daemon ] || skip "dbus-daemon is missing (apt-get install dbus-daemon)"
+[ -x /usr/lib/polkit-1/polkitd ] || skip "polkitd is missing (apt-get install polkitd)"
+command -v busctl >/dev/null && command -v dbus-send >/dev/null || skip "busctl or dbus-send is missing (systemd, dbus-bin)"
+for f in daemon/uebrokerd tools/uebctl tests/vm/vm-client; do
+        [ -x "$build/$f" ] || { echo "not built: $build/$f" >&2; exit 1; }
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-vm.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+if [ -n "${UEBROKER_VM_KERNEL:-}" ]; then
+        kernel="$UEBROKER_VM_KERNEL"
+else
+        set +e
+        kernel="$("$here/build-kernel.sh")"
+        r=$?
+        set -e
+        [ $r = 77 ] && skip "cannot build the test kernel (see above: its source or a build tool is missing)"
+        [ $r = 0 ] || { echo "building the test kernel failed ($r)" >&2; exit 1; }
+fi
+t_kernel=$(date +%s)
+
+"$here/make-initramfs.sh" "$build" "$src" "$work/initrd.gz"
+t_initrd=$(date +%s)
+echo "kernel: $kernel"
+echo "initramfs: $(stat -c %s "$work/initrd.gz") bytes"
+
+console="$work/console.log"
+set +e
+timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot \
+        -nic none -monitor none -serial stdio \
+        -kernel "$kernel" -initrd "$work/initrd.gz" \
+        -append 'console=ttyS0 panic=-1 quiet' < /dev/null > "$console" 2>&1
+qrc=$?
+set -e
+t_boot=$(date +%s)
+# Without the carriage returns and the firmware's terminal escapes.
+sed -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' < "$console" > "$console.txt"
+
+if [ -n "${UEBROKER_VM_KEEP:-}" ]; then
+        mkdir -p "$UEBROKER_VM_KEEP"
+        cp "$work/initrd.gz" "$console.txt" "$UEBROKER_VM_KEEP/"
+fi
+
+tap="$work/tap"
+sed -n '/===== uebroker-vm: begin TAP =====$/,/^===== uebroker-vm: end TAP =====$/p' "$console.txt" |
+        sed '1d;$d' > "$tap"
+echo "----- guest log"
+sed -n '/===== uebroker-vm: begin log =====$/,/^===== uebroker-vm: end log =====$/p' "$console.txt" | sed '1d;$d'
+echo "----- TAP"
+cat "$tap"
+echo "-----"
+echo "timings: kernel ready $((t_kernel - t0)) s, initramfs $((t_initrd - t_kernel)) s, boot to result $((t_boot - t_initrd)) s (qemu exit $qrc)"
+
+fail() {
+        echo "FAIL: $*"
+        echo "----- console (last 60 lines)"
+        tail -n 60 "$console.txt"
+        exit 1
+}
+[ $qrc = 124 ] || [ $qrc = 137 ] && fail "the guest did not finish within $timeout_s s"
+grep -q '^===== uebroker-vm: end TAP =====$' "$console.txt" || fail "the guest printed no complete result"
+plan="$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap")"
+[ -n "$plan" ] || fail "no TAP plan"
+oks=$(grep -c '^ok [0-9]' "$tap" || true)
+not_oks=$(grep -c '^not ok [0-9]' "$tap" || true)
+[ $((oks + not_oks)) = "$plan" ] || fail "plan 1..$plan but $oks ok and $not_oks not ok"
+[ "$not_oks" = 0 ] || fail "$not_oks of $plan checks failed"
+echo "PASS: $plan checks"

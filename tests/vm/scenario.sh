@@ -1,0 +1,138 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The vm tier's scenario, run as root by /init inside the guest once the
+# system bus, polkitd and `uebrokerd --system` run. Real tracefs, real
+# polkitd; an unprivileged user, tester (uid 1000), is the client. One TAP
+# line per check on stdout, the plan at the end; details on stderr.
+#
+# On this kernel (CONFIG_USER_EVENTS=y) the broker must pick the upstream
+# provider: the checks that need the kernel's user_events say so in their
+# text and fail with any other provider.
+
+T=/sys/kernel/tracing
+EV=vmtest
+CMD="$EV u32 a; char[8] b"
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+# check "TEXT" COMMAND...: ok when COMMAND succeeds
+check() { text="$1"; shift; if "$@" >&2; then ok "$text"; else not_ok "$text"; fi; }
+not() { ! "$@"; }
+as_tester() { su -s /bin/sh tester -c "$*"; }
+info() { echo "scenario: $*" >&2; }
+matches() { printf '%s\n' "$1" | grep -Eq "$2"; }   # matches TEXT ERE
+waitfor() {     # waitfor TENTHS COMMAND...: polls COMMAND
+        w=$1; shift
+        while [ "$w" -gt 0 ]; do "$@" && return 0; sleep 0.1; w=$((w - 1)); done
+        return 1
+}
+bus_get() {     # bus_get PROPERTY: the broker's property, as busctl prints it
+        busctl --system get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker "$1" 2>&1
+}
+# the registrations ListEvents reports for $EV ("" when not listed)
+registrations() {
+        busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>/dev/null |
+                sed -n 's/.*\["'$EV'","[^"]*",[0-9]*,\([0-9]*\),[a-z]*\].*/\1/p'
+}
+
+# 1. the broker runs on the system bus and says which provider it uses
+provider=$(bus_get Provider)
+info "Provider: $provider"
+provider=$(echo "$provider" | sed -n 's/^s "\(.*\)"$/\1/p')
+check "uebrokerd runs on the system bus, Provider=${provider:-?}" test -n "$provider"
+
+# 2. on a user_events kernel that provider is the kernel's
+if [ -e $T/user_events_data ]; then
+        check "Provider is upstream on this user_events kernel (got '${provider:-?}')" test "$provider" = upstream
+else
+        not_ok "this kernel has no $T/user_events_data: the vm kernel must have CONFIG_USER_EVENTS=y"
+fi
+
+# 3. an unprivileged user registers through the broker and receives two fds
+#    (polkit's org.uebroker1.register, allow_any=yes, asked of the real polkitd)
+uid=$(as_tester id -u)
+reply=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "'$CMD'" 2>&1)
+info "tester (uid $uid) Register: $reply"
+check "uid $uid registers '$CMD' with busctl and receives data and status fds ($reply)" \
+        matches "$uid $reply" '^1000 hhuu [0-9]+ [0-9]+ [0-9]+ [0-9]+$'
+
+# 4. a libuebroker client of uid 1000 holds the event while the checks run:
+#    waits to be enabled, writes a record, then a payload too short for the
+#    event's fields, and stays registered until killed.
+out=/tmp/vm-client.out
+as_tester "vm-client '$CMD' fds wait-enabled 30 write a=7 b=client raw 01 hold > $out 2>&1 &"
+waitfor 100 grep -q '^registered\|^register failed' $out
+info "vm-client: $(cat $out)"
+check "a libuebroker client of uid 1000 registers" grep -q '^registered' $out
+client_pid=$(pidof vm-client)
+check "its data fd is the kernel's user_events_data (upstream)" grep -q "^fd [0-9]* -> $T/user_events_data\$" $out
+
+# 5. the kernel has the event in tracefs
+check "tracefs has events/user_events/$EV (upstream)" test -e $T/events/user_events/$EV/enable
+
+# 6. disabled: uebctl emit (uid 1000) writes nothing
+emit() { as_tester uebctl emit "'$CMD'" "$@" 2>&1; }
+r=$(emit a=1 b=off)
+info "emit before enabling: $r"
+check "before enabling, uebctl emit says not enabled ($r)" matches "$r" "^$EV: not enabled"
+
+# 7. echo 1 > enable flips the status byte the clients see
+echo 1 > $T/events/user_events/$EV/enable 2>/dev/null
+check "echo 1 > events/user_events/$EV/enable succeeds (upstream)" grep -q 1 $T/events/user_events/$EV/enable
+waitfor 50 grep -q '^enabled' $out
+check "the holding client sees its status byte set (enabled through tracefs)" grep -q '^enabled 1' $out
+r=$(emit a=42 b=vmhi)
+info "emit after enabling: $r"
+check "after enabling, uebctl emit says written ($r)" matches "$r" "^$EV: written"
+
+# 8. the records are in the ftrace buffer, decoded with the right values
+waitfor 50 grep -q '^write' $out
+info "trace: $(grep " $EV:" $T/trace 2>&1)"
+check "the client's write succeeded ($(grep '^write' $out))" grep -q '^write 0$' $out
+# 6.12 prints an unsigned field as "a=0x2a (42)", older kernels "a=42"
+check "trace shows '$EV: a=42 b=vmhi' from uebctl emit" grep -Eq " $EV: a=(0x2a \(42\)|42) b=vmhi\$" $T/trace
+check "trace shows '$EV: a=7 b=client' from the client" grep -Eq " $EV: a=(0x7 \(7\)|7) b=client\$" $T/trace
+check "nothing written while disabled reached the trace" not grep -q " $EV: a=1 b=off" $T/trace
+
+# 9. a bad payload (1 byte where 12 are due) is refused
+waitfor 50 grep -q '^raw' $out
+check "a 1-byte payload is refused with EINVAL ($(grep '^raw' $out))" grep -q '^raw -22 ' $out
+check "the refused payload did not reach the trace" test "$(grep -c " $EV: " $T/trace 2>/dev/null)" = 2
+
+# 10. polkit (the real polkitd) denies an unprivileged Delete: admin only
+r=$(as_tester dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
+        org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
+info "tester Delete: $r"
+check "uid 1000 Delete is denied by polkit ($(echo "$r" | head -n1))" \
+        matches "$r" '^Error org\.freedesktop\.DBus\.Error\.(AccessDenied|InteractiveAuthorizationRequired)'
+check "polkitd still runs (the answers came from it)" pidof polkitd
+
+# 11. the client's exit releases its registration. Disable first: an event
+#     enabled in ftrace keeps a kernel reference of its own.
+echo 0 > $T/events/user_events/$EV/enable 2>/dev/null
+before=$(registrations)
+[ -n "$client_pid" ] && kill -KILL $client_pid
+released() { [ "$(registrations)" = 0 ]; }
+waitfor 50 released
+after=$(registrations)
+info "registrations of $EV: $before while held, $after after kill -9"
+check "kill -9 of the client releases its registration (ListEvents: $before -> $after)" \
+        test "$before:$after" = 1:0
+
+# upstream events are not PERSIST: the kernel drops it with its last reference
+# (events/user_events itself goes with the last user event)
+gone() { [ -e $T/user_events_data ] && [ ! -e $T/events/user_events/$EV ]; }
+waitfor 50 gone
+check "with its last registration gone, events/user_events/$EV leaves tracefs (upstream)" gone
+gone || info "still in tracefs: $(ls $T/events/user_events 2>&1); user_events_status: $(cat $T/user_events_status 2>&1); enable: $(cat $T/events/user_events/$EV/enable 2>&1)"
+
+# 12. root may delete it (polkit authorizes uid 0)
+r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
+        org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
+info "root Delete: $r"
+check "root's Delete succeeds" not matches "$r" '^Error'
+check "ListEvents no longer lists $EV" test -z "$(registrations)"
+
+check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"
+
+echo "1..$n"
