@@ -3,11 +3,13 @@
 
 /* CHECK and REQUIRE for the C integration tests: each prints "ok: COND" or
  * "FAIL (FILE:LINE): COND: why" and counts failures, which the test's
- * exit status reports. One test program per binary: the counter is its. */
+ * exit status reports. One test program per binary: the counter is its.
+ * And WAIT_FOR, the bounded poll they share. */
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int failures;
 
@@ -31,3 +33,23 @@ static int failures;
                 if (!CHECK(cond, __VA_ARGS__))                                              \
                         exit(EXIT_FAILURE);                                                 \
         } while (0)
+
+static inline void sleep_ms(unsigned ms) {
+        struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+
+        nanosleep(&ts, NULL);
+}
+
+/* Waits up to @ms for @cond, polling every 10 ms; true if it came true. */
+#define WAIT_FOR(cond, ms)                                                                  \
+        ({                                                                                  \
+                bool _ok = false;                                                           \
+                for (unsigned _i = 0; _i < (ms) / 10; _i++) {                               \
+                        if (cond) {                                                         \
+                                _ok = true;                                                 \
+                                break;                                                      \
+                        }                                                                   \
+                        sleep_ms(10);                                                       \
+                }                                                                           \
+                _ok || (cond);                                                              \
+        })

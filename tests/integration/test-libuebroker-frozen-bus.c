@@ -44,25 +44,6 @@ static uint64_t now_msec(void) {
         return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
 }
 
-static void sleep_ms(unsigned ms) {
-        struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
-
-        nanosleep(&ts, NULL);
-}
-
-#define WAIT_FOR(cond, ms)                                                                  \
-        ({                                                                                  \
-                bool _ok = false;                                                           \
-                for (unsigned _i = 0; _i < (ms) / 10; _i++) {                               \
-                        if (cond) {                                                         \
-                                _ok = true;                                                 \
-                                break;                                                      \
-                        }                                                                   \
-                        sleep_ms(10);                                                       \
-                }                                                                           \
-                _ok || (cond);                                                              \
-        })
-
 /* Runs @call, prints how long it took, and checks it against @bound_msec. */
 #define CHECK_WITHIN(bound_msec, call)                                                      \
         ({                                                                                  \

@@ -40,26 +40,6 @@
 #define TICK "lt_tick u32 count; __data_loc char[] msg"
 
 
-static void sleep_ms(unsigned ms) {
-        struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
-
-        nanosleep(&ts, NULL);
-}
-
-/* Waits up to @ms for @cond; true if it came true. */
-#define WAIT_FOR(cond, ms)                                                                  \
-        ({                                                                                  \
-                bool _ok = false;                                                           \
-                for (unsigned _i = 0; _i < (ms) / 10; _i++) {                               \
-                        if (cond) {                                                         \
-                                _ok = true;                                                 \
-                                break;                                                      \
-                        }                                                                   \
-                        sleep_ms(10);                                                       \
-                }                                                                           \
-                _ok || (cond);                                                              \
-        })
-
 static sd_bus *test_bus_open(const char *address) {
         sd_bus *bus = NULL;
 
