@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <systemd/sd-id128.h>
 
 #include "admission.h"
 #include "broker.h"
 #include "broker-errors.h"
+#include "bus-caller.h"
 #include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
@@ -126,10 +126,6 @@ static int check_outgoing_backlog(struct broker *b, size_t reply_estimate, bool 
                                          "the broker's earlier large replies (%zu bytes) still wait for the bus; "
                                          "read your replies and try again in a moment", b->large_reply_bytes);
         return 0;
-}
-
-static bool caller_privileged(const struct session *s) {
-        return s->uid == 0 || s->uid == geteuid();
 }
 
 /* Length bounds, the grammar's first: a command longer than the grammar
@@ -458,7 +454,7 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         r = session_identify(b, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, estimate, caller_privileged(s), error);
+        r = check_outgoing_backlog(b, estimate, bus_caller_privileged(s->uid), error);
         if (r < 0)
                 return r;
 
@@ -505,7 +501,7 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         r = session_identify(b, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, estimate, caller_privileged(s), error);
+        r = check_outgoing_backlog(b, estimate, bus_caller_privileged(s->uid), error);
         if (r < 0)
                 return r;
 

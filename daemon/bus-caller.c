@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <unistd.h>
 
 #include "bus-caller.h"
 #include "cleanup.h"
@@ -19,4 +20,8 @@ int bus_caller_identify(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid) {
         if (sd_bus_creds_get_pid(creds, ret_pid) < 0)
                 *ret_pid = 0;
         return 0;
+}
+
+bool bus_caller_privileged(uid_t uid) {
+        return uid == 0 || uid == geteuid();
 }

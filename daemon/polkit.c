@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <systemd/sd-event.h>
 
+#include "bus-caller.h"
 #include "cleanup.h"
 #include "log.h"
 #include "polkit.h"
@@ -55,7 +56,6 @@ struct polkit_query {
 struct polkit_registry {
         sd_bus *bus;
         bool bus_is_system;
-        uid_t own_uid;
         sd_bus *system_bus;             /* opened on first need, off the system bus only */
         unsigned max_per_uid;
         /* Newest first; n_queries counts them all, n_in_flight those sent
@@ -378,7 +378,6 @@ int polkit_registry_new(sd_bus *bus, bool bus_is_system, unsigned max_per_uid, s
                 return -ENOMEM;
         reg->bus = sd_bus_ref(bus);
         reg->bus_is_system = bus_is_system;
-        reg->own_uid = geteuid();
         reg->max_per_uid = max_per_uid;
         *ret = reg;
         return 0;
@@ -434,7 +433,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         }
 
         /* Privileged callers skip polkit, as systemd's services do. */
-        if (uid == 0 || uid == reg->own_uid)
+        if (bus_caller_privileged(uid))
                 return 1;
 
         if (reg->bus_is_system ? sender[0] == '\0' : pid <= 0)

@@ -76,10 +76,16 @@ static void uid_sessions_remove(struct broker *b, uid_t uid) {
         free(entry);
 }
 
-/* Fails every call waiting for identification with @error. */
-static void fail_waiting(struct session *s, const sd_bus_error *error) {
+/* Lets go of the calls that waited for identification: re-run each
+ * (sd_bus_enqueue_for_read) when @error is NULL, else fail it with @error. */
+static void release_waiting(struct session *s, const sd_bus_error *error) {
         for (unsigned i = 0; i < s->n_waiting; i++) {
-                (void) sd_bus_reply_method_error(s->waiting[i], error);
+                int r = error ? -EIO : sd_bus_enqueue_for_read(s->broker->bus, s->waiting[i]);
+
+                if (error)
+                        (void) sd_bus_reply_method_error(s->waiting[i], error);
+                else if (r < 0)
+                        (void) sd_bus_reply_method_errnof(s->waiting[i], r, "Cannot resume the call: %m");
                 s->waiting[i] = sd_bus_message_unref(s->waiting[i]);
         }
         s->n_waiting = 0;
@@ -127,7 +133,6 @@ static int read_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_pi
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         struct session *s = userdata;
-        sd_bus *bus = s->broker->bus;
         int r;
 
         s->identify_slot = sd_bus_slot_unref(s->identify_slot);
@@ -149,22 +154,14 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
         }
         if (r < 0) {
                 log_debug("Cannot identify %s: %s", s->bus_name, error.message);
-                fail_waiting(s, &error);
+                release_waiting(s, &error);
                 session_free(s);
                 return 0;
         }
 
         s->identified = true;
         log_debug("Client %s is uid %u, pid %d.", s->bus_name, (unsigned) s->uid, (int) s->pid);
-        for (unsigned i = 0; i < s->n_waiting; i++) {
-                r = sd_bus_enqueue_for_read(bus, s->waiting[i]);
-                if (r < 0)
-                        (void) sd_bus_reply_method_errnof(s->waiting[i], r, "Cannot resume the call: %m");
-                s->waiting[i] = sd_bus_message_unref(s->waiting[i]);
-        }
-        s->n_waiting = 0;
-        free(s->waiting);
-        s->waiting = NULL;
+        release_waiting(s, NULL);
         return 0;
 }
 
@@ -315,7 +312,7 @@ struct session *session_free(struct session *s) {
         }
         for (unsigned i = 0; i < s->n_waiting; i++)
                 sd_bus_message_unref(s->waiting[i]);
-        free(s->waiting);
+        free(s->waiting);       /* no reply: the caller left, or the broker stops */
 
         tdelete(s, &b->sessions, compare_by_bus_name);
         b->n_sessions--;
