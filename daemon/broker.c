@@ -52,16 +52,13 @@ static void log_limited(struct log_ratelimit *rl, const char *what, const char *
         log_info("%s", text);
 }
 
-void broker_log_refusal(struct broker *b, const char *method, const char *sender, const sd_bus_error *error) {
-        log_limited(&b->refusal_ratelimit, "refusals", "Refused %s of %s: %s: %s", method, sender ?: "?",
-                    error->name ?: "?", error->message ?: "");
-}
-
 /* Every handler's result goes through here: refusals are logged, rate
  * limited. */
 static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
         if (r < 0 && sd_bus_error_is_set(error))
-                broker_log_refusal(b, sd_bus_message_get_member(m), sd_bus_message_get_sender(m), error);
+                log_limited(&b->refusal_ratelimit, "refusals", "Refused %s of %s: %s: %s",
+                            sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
+                            error->name ?: "?", error->message ?: "");
         return r;
 }
 
@@ -72,13 +69,15 @@ static void emit_active_events_changed(struct broker *b) {
                 log_debug_errno(r, "Cannot emit PropertiesChanged for ActiveEvents: %m");
 }
 
-static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        struct broker *b = userdata;
-        int r;
+static void save_events(struct broker *b) {
+        int r = event_store_save(&b->registry, b->state_dir);
 
-        r = event_store_save(&b->registry, b->state_dir);
         if (r < 0)
                 log_warning_errno(r, "Cannot save the events and their owners in %s: %m", b->state_dir);
+}
+
+static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        save_events(userdata);
         return 0;
 }
 
@@ -758,8 +757,6 @@ fail:
 }
 
 struct broker *broker_free(struct broker *b) {
-        int r;
-
         if (!b)
                 return NULL;
 
@@ -768,9 +765,7 @@ struct broker *broker_free(struct broker *b) {
         session_free_all(b);
         if (b->save_timer) {
                 b->save_timer = sd_event_source_disable_unref(b->save_timer);
-                r = event_store_save(&b->registry, b->state_dir);
-                if (r < 0)
-                        log_warning_errno(r, "Cannot save the events and their owners in %s: %m", b->state_dir);
+                save_events(b);
         }
         if (b->provider) {
                 event_registry_done(&b->registry);

@@ -44,8 +44,11 @@ struct broker {
          * outgoing queue was last seen empty: an upper bound of what they
          * still hold in it. */
         size_t large_reply_bytes;
+        /* What callers can make the broker log, as often as they call, is
+         * rate limited: refusals 20 per 5 s, events created and evicted 50
+         * per 5 s, then a count of what was not logged. */
         struct log_ratelimit refusal_ratelimit;
-        struct log_ratelimit event_log_ratelimit;       /* created, evicted */
+        struct log_ratelimit event_log_ratelimit;
 
         /* Names and owners survive a restart: the event store in
          * state_dir, saved at most once a second after a change. */
@@ -78,11 +81,6 @@ struct broker *broker_free(struct broker *b);
 
 /* The configuration file's name, for messages naming a key. */
 const char *broker_config_name(const struct broker *b);
-
-/* Logs a refusal at info level, at most 20 per 5 s in all (then how many
- * were not), so a hostile caller cannot flood the journal; events created
- * and evicted likewise, 50 per 5 s. */
-void broker_log_refusal(struct broker *b, const char *method, const char *sender, const sd_bus_error *error);
 
 /* The introspection XML of /org/uebroker1 as sd-bus serves it, produced
  * without any bus: a private connection pair inside this process. */
