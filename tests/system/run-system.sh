@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# run-system.sh BUILD_DIR [SOURCE_ROOT]
+#
+# The system test tier: boots Debian bookworm with systemd as PID 1 under
+# QEMU (TCG) on the vm tier's user_events kernel, with the project
+# installed by `meson install` as a distribution would, and reports the
+# checks the guest ran (tests/system/scenario.sh) as TAP on stdout, for
+# meson. Details go to stderr.
+#
+# The guest's initramfs is two gzip'ed cpio archives, one after the other:
+# the cached root filesystem (build-rootfs.sh) and an overlay with what
+# `meson install --destdir` puts in the tree (from a build directory of its
+# own, BUILD_DIR/tests/system/install-build, set up with -Dprefix=/usr
+# -Dsysconfdir=/etc -Dlocalstatedir=/var), the example program, and the
+# test unit with its scenario.
+#
+# Exit: TAP results (meson decides), "Bail out!" when the guest died or ran
+# out of time; 77 (skip, with the reason) only when a tool is missing.
+# Environment:
+#   UEBROKER_VM_KERNEL       a bzImage to boot instead of the cached one
+#   UEBROKER_SYSTEM_TIMEOUT  seconds the guest may run (default 600)
+#   UEBROKER_SYSTEM_KEEP     a directory to keep the console log and overlay in
+
+set -euo pipefail
+
+build="$(cd "${1:?usage: $0 BUILD_DIR [SOURCE_ROOT]}" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
+src="$(cd "${2:-$here/../..}" && pwd)"
+timeout_s="${UEBROKER_SYSTEM_TIMEOUT:-600}"
+
+log() { printf 'run-system: %s\n' "$*" >&2; }
+skip() { echo "1..0 # SKIP $*"; exit 77; }
+bail() { echo "Bail out! $*"; exit 1; }
+t0=$(date +%s)
+
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
+command -v bsdtar >/dev/null || skip "bsdtar is missing (apt-get install libarchive-tools)"
+command -v mmdebstrap >/dev/null || skip "mmdebstrap is missing (apt-get install mmdebstrap)"
+command -v meson >/dev/null && command -v ninja >/dev/null || skip "meson or ninja is missing"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-system.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# --- the kernel (vm tier's, cached) and the root filesystem (cached) ---
+if [ -n "${UEBROKER_VM_KERNEL:-}" ]; then
+        kernel="$UEBROKER_VM_KERNEL"
+else
+        set +e
+        kernel="$("$src/tests/vm/build-kernel.sh")"
+        r=$?
+        set -e
+        [ $r = 77 ] && skip "cannot build the test kernel (its source or a build tool is missing, see the log)"
+        [ $r = 0 ] || bail "building the test kernel failed ($r)"
+fi
+set +e
+rootfs="$("$here/build-rootfs.sh")"
+r=$?
+set -e
+[ $r = 77 ] && skip "cannot build the root filesystem (see the log)"
+[ $r = 0 ] || bail "building the root filesystem failed ($r)"
+t_cached=$(date +%s)
+
+# --- the project, installed as a distribution package would be ---
+inst="$build/tests/system/install-build"
+if [ ! -e "$inst/build.ninja" ]; then
+        meson setup "$inst" "$src" -Dprefix=/usr -Dsysconfdir=/etc -Dlocalstatedir=/var \
+                -Dtests=disabled >&2 || bail "meson setup of $inst failed"
+fi
+ninja -C "$inst" >&2 || bail "building $inst failed"
+stage="$work/stage"
+mkdir -p "$stage"
+chmod 0755 "$stage"
+DESTDIR="$stage" meson install -C "$inst" --no-rebuild --quiet >&2 || bail "meson install failed"
+
+# Debian bookworm has merged /usr: /lib, /bin and /sbin are links into
+# /usr. systemd's pkg-config still says /lib/systemd/system, and a real
+# directory in the overlay would replace the link while unpacking.
+for d in bin sbin lib lib64; do
+        if [ -d "$stage/$d" ] && [ ! -L "$stage/$d" ]; then
+                mkdir -p "$stage/usr/$d"
+                cp -a "$stage/$d/." "$stage/usr/$d/"
+                rm -rf "${stage:?}/$d"
+        fi
+done
+log "installed: $(cd "$stage" && find . -type f | sort | tr '\n' ' ')"
+
+# the example program (examples/ is built, not installed)
+install -D -m 0755 "$inst/examples/hello-events" "$stage/usr/local/bin/hello-events"
+# the test unit, its scenario, and what the boot must not do
+install -D -m 0644 "$here/uebroker-system-test.service" "$stage/etc/systemd/system/uebroker-system-test.service"
+install -D -m 0755 "$here/scenario.sh" "$stage/usr/local/lib/uebroker-system/scenario.sh"
+mkdir -p "$stage/etc/systemd/system/multi-user.target.wants"
+ln -s ../uebroker-system-test.service "$stage/etc/systemd/system/multi-user.target.wants/"
+# the scenario writes its results on the serial console: no getty there;
+# no first-boot prompt (a fixed machine id); e2scrub_reap costs 12 s.
+for unit in serial-getty@ttyS0.service getty@tty1.service systemd-firstboot.service e2scrub_reap.service; do
+        ln -s /dev/null "$stage/etc/systemd/system/$unit"
+done
+echo 5eb0c0ffee5eb0c0ffee5eb0c0ffee00 > "$stage/etc/machine-id"
+echo uebroker-system > "$stage/etc/hostname"
+find "$stage" -type d -exec chmod 0755 {} +
+
+# The kernel opens /dev/console before PID 1 runs; devtmpfs comes later.
+printf '#mtree\n./dev type=dir mode=0755 uid=0 gid=0\n./dev/console type=char mode=0600 uid=0 gid=0 device=native,5,1\n' > "$work/dev.mtree"
+(cd "$stage" && bsdtar -cf - --format newc --uid 0 --gid 0 --uname root --gname root \
+        $(ls -A) @"$work/dev.mtree") | gzip -1 > "$work/overlay.cpio.gz"
+cat "$rootfs" "$work/overlay.cpio.gz" > "$work/initrd"
+t_image=$(date +%s)
+log "kernel: $kernel"
+log "root filesystem: $rootfs ($(stat -c %s "$rootfs") bytes), overlay $(stat -c %s "$work/overlay.cpio.gz") bytes"
+
+# --- boot ---
+console="$work/console.log"
+set +e
+timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -m 2048 -nographic -no-reboot \
+        -nic none -monitor none -serial stdio \
+        -kernel "$kernel" -initrd "$work/initrd" \
+        -append 'console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 systemd.show_status=0 loglevel=4' \
+        < /dev/null > "$console" 2>&1
+qrc=$?
+set -e
+t_boot=$(date +%s)
+sed -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' < "$console" > "$console.txt"
+if [ -n "${UEBROKER_SYSTEM_KEEP:-}" ]; then
+        mkdir -p "$UEBROKER_SYSTEM_KEEP"
+        cp "$console.txt" "$work/overlay.cpio.gz" "$UEBROKER_SYSTEM_KEEP/"
+fi
+
+sed -n '/===== uebroker-system: begin log =====$/,/^===== uebroker-system: end log =====$/p' "$console.txt" |
+        sed '1d;$d' >&2
+log "timings: kernel and root filesystem ready $((t_cached - t0)) s, install and image $((t_image - t_cached)) s, boot to power-off $((t_boot - t_image)) s (qemu exit $qrc)"
+
+tap="$work/tap"
+sed -n '/===== uebroker-system: begin TAP =====$/,/^===== uebroker-system: end TAP =====$/p' "$console.txt" |
+        sed '1d;$d' > "$tap"
+if ! grep -q '^===== uebroker-system: end TAP =====$' "$console.txt"; then
+        echo "----- console (last 80 lines)" >&2
+        tail -n 80 "$console.txt" >&2
+        [ $qrc = 124 ] || [ $qrc = 137 ] && bail "the guest did not finish within $timeout_s s"
+        bail "the guest printed no complete result (qemu exit $qrc)"
+fi
+cat "$tap"
