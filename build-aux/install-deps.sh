@@ -20,6 +20,8 @@ packages=(
         # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
         make bc bison flex libelf-dev libssl-dev xz-utils
         qemu-system-x86 busybox-static
+        # system tier (tests/system): a Debian root filesystem, packed as cpio
+        mmdebstrap libarchive-tools
 )
 # From bookworm-backports (added below with the system's own mirror URIs).
 backports_packages=(linux-source-6.12)

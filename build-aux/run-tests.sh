@@ -6,7 +6,8 @@
 # Installs the dependencies if needed (apt-get, as root), builds into
 # build/ and runs the unit and integration test suites with meson.
 # Extra arguments go to `meson test` (e.g. --suite unit; --suite vm runs the
-# vm tier, which boots QEMU; tests/vm/run-vm.sh).
+# vm tier, which boots QEMU, tests/vm/run-vm.sh; --suite system boots
+# Debian with systemd, tests/system/run-system.sh).
 
 set -eu
 
@@ -16,9 +17,9 @@ build="${UEBROKER_BUILD_DIR:-$top/build}"
 "$top/build-aux/install-deps.sh"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top"
 ninja -C "$build"
-# The vm suite (QEMU, a kernel build on its first run) only when asked for
-# by name: --suite vm.
+# The vm and system suites (QEMU, a kernel build on their first run) only
+# when asked for by name: --suite vm, --suite system.
 case " $* " in
 *" --suite"*) meson test -C "$build" --print-errorlogs "$@" ;;
-*) meson test -C "$build" --print-errorlogs --no-suite vm "$@" ;;
+*) meson test -C "$build" --print-errorlogs --no-suite vm --no-suite system "$@" ;;
 esac

@@ -17,6 +17,7 @@ import argparse
 import configparser
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -191,12 +192,27 @@ class ActivationAndUnit(unittest.TestCase):
             'ExecStart': os.path.join(ARGS.sbindir, 'uebrokerd') + ' --system',
             'ProtectSystem': 'strict', 'ProtectHome': 'yes', 'PrivateTmp': 'yes', 'NoNewPrivileges': 'yes',
             'RestrictAddressFamilies': 'AF_UNIX', 'MemoryDenyWriteExecute': 'yes',
-            'SystemCallFilter': '@system-service', 'CapabilityBoundingSet': '',
-            'ReadWritePaths': '-/sys/kernel/tracing',
+            'CapabilityBoundingSet': '', 'ProtectKernelTunables': 'yes',
+            # only the file the upstream provider writes: a ReadWritePaths=
+            # of /sys/kernel/tracing itself loses to ProtectKernelTunables=
+            'ReadWritePaths': '-/sys/kernel/tracing/user_events_data',
+            'LimitNOFILE': '65536', 'RuntimeDirectory': 'uebroker',
         }
         self.assertEqual({k: service.get(k) for k in expected}, expected)
-        # It would make tracefs read-only whatever ReadWritePaths= says.
-        self.assertNotIn('ProtectKernelTunables', service)
+        filters = [line.split('=', 1)[1] for line in read(ARGS.unit).splitlines()
+                   if line.startswith('SystemCallFilter=')]
+        self.assertEqual(filters, ['@system-service', '~@privileged @resources'])
+
+    def test_unit_security_rating(self):
+        """systemd-analyze security --offline rates the unit 1.0 or better."""
+        if not shutil.which('systemd-analyze'):
+            self.skipTest('systemd-analyze is missing')
+        out = subprocess.run(['systemd-analyze', 'security', '--no-pager', '--offline=true', ARGS.unit],
+                             capture_output=True, text=True, timeout=60)
+        match = re.search(r'Overall exposure level for uebrokerd\.service: ([0-9.]+)', out.stdout)
+        self.assertIsNotNone(match, out.stdout + out.stderr)
+        print(f'systemd-analyze security --offline=true: {match.group(1)}', file=sys.stderr)
+        self.assertLessEqual(float(match.group(1)), 1.0, out.stdout)
 
     def test_unit_verifies(self):
         if not shutil.which('systemd-analyze'):
