@@ -48,12 +48,14 @@ finish() {
                 systemctl status --no-pager --lines=0 uebrokerd 2>&1
                 echo "--- journalctl -u uebrokerd"
                 journalctl --no-pager -o short-monotonic -u uebrokerd 2>&1 | tail -n 60
+                echo "--- warnings of this boot"
+                journalctl --no-pager -o short-monotonic -b -p warning 2>&1 | tail -n 40
                 echo "--- failed units"
                 systemctl --failed --no-pager --no-legend 2>&1
                 echo "===== uebroker-system: end log ====="
         } > /dev/ttyS0
 }
-trap finish EXIT
+trap 'info "done at $(cut -d" " -f1 /proc/uptime) s"; finish' EXIT
 info "booted: $(systemctl is-system-running 2>&1), $(uname -r), $(cut -d' ' -f1 /proc/uptime) s"
 
 # 1. the installed unit, enabled and started the way users do it
@@ -167,7 +169,19 @@ figure=$(printf '%s\n' "$sec" | sed -n 's/.*uebrokerd.service: \([0-9.]*\) .*/\1
 check "systemd-analyze security uebrokerd rates it at most 1.0 (${figure:-?})" \
         awk -v f="${figure:-9}" 'BEGIN { exit !(f <= 1.0) }'
 
-# 12. nothing crashed meanwhile
+# 12. the sandbox is applied, not just rated
+pid=$(systemctl show -P MainPID uebrokerd)
+st=$(grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/$pid/status 2>&1 | tr '\t\n' '  ')
+info "uebrokerd ($pid) status: $st"
+check "uebrokerd runs with no capabilities, NoNewPrivs and a seccomp filter ($st)" \
+        matches "$st" 'CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 Seccomp: 2'
+check "in a mount namespace of its own" test "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/1/ns/mnt)"
+check "in a network namespace of its own" test "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/1/ns/net)"
+w=$(journalctl --no-pager -o cat -b _PID=1 -g 'uebrokerd' 2>&1 | grep -Ei 'not support|unsupported|ignoring|failed' )
+info "systemd about uebrokerd.service: ${w:-nothing unsupported}"
+check "systemd applied every directive of the unit (no 'not supported' or 'ignoring' about it)" test -z "$w"
+
+# 13. nothing crashed meanwhile
 kill -TERM $hello_pid 2>/dev/null
 waitfor 50 not kill -0 $hello_pid
 info "hello-events at exit: $(tail -n 1 $hello_out)"
