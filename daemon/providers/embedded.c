@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <linux/sockios.h>
 
+#include "cleanup.h"
 #include "fd-util.h"
 #include "log.h"
 #include "provider.h"
@@ -46,9 +47,6 @@
  * SD_EVENT_PRIORITY_NORMAL), so a record flood delays no method call; and
  * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
 #define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
-/* Write indexes one session can bind; the broker's own bound
- * (SESSION_SLOTS_MAX) is below this. */
-#define EMBEDDED_SLOTS_MAX 65536u
 #define EMBEDDED_RECORDERS_MAX 64u
 #define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
 
@@ -71,21 +69,12 @@ struct recorder {
         struct recorder *next, *prev;
 };
 
-/* A write index: bound to its event for the session's life, active while
- * registered. */
-struct embedded_slot {
-        struct provider_event *event;
-        bool active;
-};
-
 struct provider_session {
         struct provider *provider;
         int daemon_fd;
         int client_fd;          /* kept so every Register can hand out a dup */
         sd_event_source *io;
-        struct embedded_slot *slots;    /* indexed by write index */
-        size_t n_slots;
-        size_t n_allocated;
+        const struct write_indexes *indexes;    /* the broker's table: routes records */
         pid_t pid;
         uid_t uid;
         char *bus_name;
@@ -139,7 +128,7 @@ static struct provider *embedded_free(struct provider *p) {
                  (unsigned long long) p->received, (unsigned long long) p->dropped,
                  (unsigned long long) p->recorded, (unsigned long long) p->lost);
 
-        if (p->page && p->page != MAP_FAILED)
+        if (p->page)
                 munmap(p->page, STATUS_PAGE_SIZE);
         safe_close(p->page_ro_fd);
         safe_close(p->page_fd);
@@ -149,8 +138,13 @@ static struct provider *embedded_free(struct provider *p) {
         return NULL;
 }
 
+static void embedded_freep(struct provider **p) {
+        *p = embedded_free(*p);
+}
+
 static int embedded_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
-        struct provider *p;
+        _cleanup_(embedded_freep) struct provider *p = NULL;
+        void *page;
         int r;
 
         p = calloc(1, sizeof(*p));
@@ -161,31 +155,23 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         p->drop_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(10 * 1000000ull, 10);
 
         p->buffer = malloc(EMBEDDED_MESSAGE_MAX);
-        if (!p->buffer) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!p->buffer)
+                return -ENOMEM;
 
         p->page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
-        if (p->page_fd < 0) {
-                r = log_error_errno(p->page_fd, "Cannot create the status page memfd: %m");
-                goto fail;
-        }
+        if (p->page_fd < 0)
+                return log_error_errno(p->page_fd, "Cannot create the status page memfd: %m");
 
         /* Map writable before sealing: F_SEAL_FUTURE_WRITE keeps this
          * mapping and refuses every later writable one. */
-        p->page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->page_fd, 0);
-        if (p->page == MAP_FAILED) {
-                r = log_error_errno(errno, "Cannot map the status page: %m");
-                p->page = NULL;
-                goto fail;
-        }
+        page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->page_fd, 0);
+        if (page == MAP_FAILED)
+                return log_error_errno(errno, "Cannot map the status page: %m");
+        p->page = page;
 
         r = memfd_seal_read_only(p->page_fd);
-        if (r < 0) {
-                log_error_errno(r, "Cannot seal the status page: %m");
-                goto fail;
-        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot seal the status page: %m");
 
         /* An O_RDONLY descriptor on top of the seals: the receiver cannot
          * even ask for a writable shared mapping. Without /proc the sealed
@@ -194,18 +180,13 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         if (p->page_ro_fd < 0) {
                 log_debug_errno(p->page_ro_fd, "Cannot reopen the status page read-only, handing out the sealed memfd: %m");
                 p->page_ro_fd = fd_dup_cloexec(p->page_fd);
-                if (p->page_ro_fd < 0) {
-                        r = p->page_ro_fd;
-                        goto fail;
-                }
+                if (p->page_ro_fd < 0)
+                        return p->page_ro_fd;
         }
 
         *ret = p;
+        p = NULL;
         return 0;
-
-fail:
-        embedded_free(p);
-        return r;
 }
 
 static void status_update(struct provider *p, struct provider_event *ev) {
@@ -327,10 +308,15 @@ static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *
         return 0;
 }
 
+static void recorder_releasep(struct recorder **r) {
+        if (*r)
+                recorder_release(*r);
+}
+
 static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        struct recorder *r;
-        int fds[2] = { -EBADF, -EBADF }, ret;
-        int sndbuf = EMBEDDED_RECORD_SNDBUF;
+        _cleanup_(recorder_releasep) struct recorder *r = NULL;
+        _cleanup_close_ int consumer_fd = -EBADF;
+        int fds[2], sndbuf = EMBEDDED_RECORD_SNDBUF, ret;
 
         if (n_events == 0 || n_events > STATUS_INDEX_MAX)
                 return -EINVAL;
@@ -343,10 +329,8 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         r->provider = p;
         r->fd = -EBADF;
         r->events = calloc(n_events, sizeof(*r->events));
-        if (!r->events) {
-                recorder_release(r);
+        if (!r->events)
                 return -ENOMEM;
-        }
         for (size_t i = 0; i < n_events; i++) {
                 uint32_t idx = events[i]->status_index;
 
@@ -358,11 +342,12 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
 
         ret = socketpair_seqpacket(fds);
         if (ret < 0)
-                goto fail;
+                return ret;
         r->fd = fds[0];
+        consumer_fd = fds[1];
         ret = fd_set_nonblock(r->fd, true);
         if (ret < 0)
-                goto fail;
+                return ret;
         /* A larger buffer absorbs bursts; the kernel caps it at wmem_max. */
         (void) setsockopt(r->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         /* We never read from the consumer; it is not allowed to make us. */
@@ -370,7 +355,7 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
 
         ret = sd_event_add_io(p->event, &r->io, r->fd, 0, recorder_io, r);
         if (ret < 0)
-                goto fail;
+                return ret;
         (void) sd_event_source_set_description(r->io, "embedded-recorder");
         (void) sd_event_source_set_priority(r->io, EMBEDDED_DATA_PRIORITY);
 
@@ -383,11 +368,9 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
                 r->next->prev = r;
         p->recorders = r;
         p->n_recorders++;
-        return fds[1];
-
-fail:
-        safe_close(fds[1]);
-        recorder_release(r);    /* closes fds[0], which is r->fd once set */
+        r = NULL;
+        ret = consumer_fd;
+        consumer_fd = -EBADF;
         return ret;
 }
 
@@ -423,11 +406,11 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
         }
         memcpy(&write_index, msg, sizeof(write_index));
-        if (write_index >= s->n_slots || !s->slots[write_index].active) {
+        ev = write_indexes_active_event(s->indexes, write_index);
+        if (!ev) {
                 session_drop(s, "write index not registered", write_index);
                 return;
         }
-        ev = s->slots[write_index].event;
         payload = msg + sizeof(write_index);
         payload_len = len - sizeof(write_index);
         r = event_def_validate_payload(ev->def, payload, payload_len);
@@ -563,56 +546,57 @@ static void embedded_session_free(struct provider *p, struct provider_session *s
         session_drain(s);
         safe_close(s->daemon_fd);
         safe_close(s->client_fd);
-        free(s->slots);
         free(s->bus_name);
         free(s);
 }
 
-static int embedded_session_new(struct provider *p, const struct provider_peer *peer, struct provider_session **ret) {
-        struct provider_session *s;
+static void embedded_session_freep(struct provider_session **s) {
+        if (*s)
+                embedded_session_free((*s)->provider, *s);
+}
+
+static int embedded_session_new(struct provider *p, const struct provider_peer *peer, const struct write_indexes *indexes,
+                                struct provider_session **ret) {
+        _cleanup_(embedded_session_freep) struct provider_session *s = NULL;
         int fds[2], r;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->provider = p;
+        s->indexes = indexes;
         s->daemon_fd = s->client_fd = -EBADF;
         s->pid = peer->pid;
         s->uid = peer->uid;
         s->bus_name = strdup(peer->bus_name ?: "?");
-        if (!s->bus_name) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!s->bus_name)
+                return -ENOMEM;
 
         r = socketpair_seqpacket(fds);
         if (r < 0)
-                goto fail;
+                return r;
         s->daemon_fd = fds[0];
         s->client_fd = fds[1];
 
         /* Writers never block: a full socket is EAGAIN, a dropped event. */
         r = fd_set_nonblock(s->client_fd, true);
         if (r < 0)
-                goto fail;
+                return r;
         r = fd_set_nonblock(s->daemon_fd, true);
         if (r < 0)
-                goto fail;
+                return r;
         /* Nothing ever flows from us to the client on this socket. */
         (void) shutdown(s->daemon_fd, SHUT_WR);
 
         r = sd_event_add_io(p->event, &s->io, s->daemon_fd, EPOLLIN | EPOLLRDHUP, session_io, s);
         if (r < 0)
-                goto fail;
+                return r;
         (void) sd_event_source_set_description(s->io, "embedded-data");
         (void) sd_event_source_set_priority(s->io, EMBEDDED_DATA_PRIORITY);
 
         *ret = s;
+        s = NULL;
         return 0;
-
-fail:
-        embedded_session_free(p, s);
-        return r;
 }
 
 static int embedded_session_data_fd(struct provider_session *s) {
@@ -624,37 +608,16 @@ static int embedded_session_status_fd(struct provider_session *s) {
 }
 
 static int embedded_session_register(struct provider *p, struct provider_session *s, struct provider_event *ev,
-                                     uint32_t *ret_write_index) {
-        /* The index bound to @ev, reactivated; an index is never given to
-         * another event (a stale write must not land on it). */
-        for (size_t i = 0; i < s->n_slots; i++)
-                if (s->slots[i].event == ev) {
-                        s->slots[i].active = true;
-                        *ret_write_index = (uint32_t) i;
-                        return 0;
-                }
-
-        if (s->n_slots >= EMBEDDED_SLOTS_MAX)
-                return -ENOSPC;
-        if (s->n_slots == s->n_allocated) {
-                size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
-                struct embedded_slot *slots = reallocarray(s->slots, n, sizeof(*slots));
-
-                if (!slots)
-                        return -ENOMEM;
-                s->slots = slots;
-                s->n_allocated = n;
-        }
-        s->slots[s->n_slots] = (struct embedded_slot) { .event = ev, .active = true };
-        *ret_write_index = (uint32_t) s->n_slots++;
+                                     uint32_t write_index) {
+        /* The index is the broker's (write-indexes.h): records are routed
+         * by its table, nothing to set up here. */
         return 0;
 }
 
-static int embedded_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
-        if (write_index >= s->n_slots || !s->slots[write_index].active)
-                return -ENOENT;
-        (void) session_read_queued(s);  /* records written before the Unregister still count */
-        s->slots[write_index].active = false;
+static int embedded_session_unregister(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                       uint32_t write_index) {
+        /* Records written before the Unregister still count. */
+        (void) session_read_queued(s);
         return 0;
 }
 
