@@ -32,7 +32,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "provider.h"
-#include "record-stream.h"
+#include "record-sink.h"
 #include "status-text.h"
 
 /* A record is its u32 write index plus a payload; dynamic fields address at
@@ -48,7 +48,6 @@
  * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
 #define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 #define EMBEDDED_RECORDERS_MAX 64u
-#define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
 
 struct provider_event {
         const struct event_def *def;
@@ -59,13 +58,11 @@ struct provider_event {
 
 struct recorder {
         struct provider *provider;
-        int fd;
-        sd_event_source *io;
+        struct record_sink *sink;
         /* Which status indexes this recorder wants: one bit each. */
         uint8_t wanted[STATUS_PAGE_SIZE / 8];
         struct provider_event **events;
         size_t n_events;
-        uint64_t lost;          /* not yet reported to the consumer */
         struct recorder *next, *prev;
 };
 
@@ -100,8 +97,7 @@ struct provider {
 /* Closes the stream and frees @r; its events and the list are the
  * caller's business. */
 static void recorder_release(struct recorder *r) {
-        sd_event_source_disable_unref(r->io);
-        safe_close(r->fd);
+        record_sink_free(r->sink);
         free(r->events);
         free(r);
 }
@@ -247,65 +243,17 @@ static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
         return r->wanted[status_index / 8] & (1u << (status_index % 8));
 }
 
-static int recorder_send_lost(struct recorder *r) {
-        struct record_header h = {
-                .length = sizeof(h),
-                .flags = RECORD_FLAG_LOST,
-                .lost_count = r->lost,
-        };
-        ssize_t n;
-
-        n = send(r->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0)
-                return -errno;
-        r->lost = 0;
-        /* Nothing pending any more: only wait for the consumer to close. */
-        (void) sd_event_source_set_io_events(r->io, 0);
-        return 0;
-}
-
-static void recorder_count_lost(struct recorder *r) {
-        r->lost++;
-        r->provider->lost++;
-        /* Tell the consumer as soon as it has room again. */
-        (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
-}
-
 /* @h is the record's header, the same for every recorder. */
-static void recorder_send(struct recorder *r, const struct record_header *h, const struct provider_event *ev,
+static void recorder_send(struct recorder *r, struct record_header *h, const struct provider_event *ev,
                           const void *payload, size_t payload_len) {
-        struct iovec iov[3] = {
-                { (void *) h, sizeof(*h) },
-                { (void *) ev->def->name, ev->name_len },
-                { (void *) payload, payload_len },
-        };
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
-
-        if (r->lost > 0 && recorder_send_lost(r) < 0) {
-                recorder_count_lost(r);
-                return;
-        }
-
-        if (sendmsg(r->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-                /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
-                 * EPOLLHUP will free it; count either way. */
-                recorder_count_lost(r);
-                return;
-        }
-        r->provider->recorded++;
+        if (record_sink_send(r->sink, h, ev->def->name, ev->name_len, payload, payload_len))
+                r->provider->recorded++;
+        else
+                r->provider->lost++;
 }
 
-static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct recorder *r = userdata;
-
-        if (revents & (EPOLLHUP | EPOLLERR)) {
-                log_debug("Record stream closed by its consumer.");
-                recorder_free(r);
-                return 0;
-        }
-        if ((revents & EPOLLOUT) && r->lost > 0)
-                (void) recorder_send_lost(r);
-        return 0;
+static void recorder_gone(void *userdata) {
+        recorder_free(userdata);
 }
 
 static void recorder_releasep(struct recorder **r) {
@@ -316,7 +264,7 @@ static void recorder_releasep(struct recorder **r) {
 static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
         _cleanup_(recorder_releasep) struct recorder *r = NULL;
         _cleanup_close_ int consumer_fd = -EBADF;
-        int fds[2], sndbuf = EMBEDDED_RECORD_SNDBUF, ret;
+        int ret;
 
         if (n_events == 0 || n_events > STATUS_INDEX_MAX)
                 return -EINVAL;
@@ -327,7 +275,6 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         if (!r)
                 return -ENOMEM;
         r->provider = p;
-        r->fd = -EBADF;
         r->events = calloc(n_events, sizeof(*r->events));
         if (!r->events)
                 return -ENOMEM;
@@ -340,24 +287,10 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
                 r->events[r->n_events++] = events[i];
         }
 
-        ret = socketpair_seqpacket(fds);
+        ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,
+                              &consumer_fd);
         if (ret < 0)
                 return ret;
-        r->fd = fds[0];
-        consumer_fd = fds[1];
-        ret = fd_set_nonblock(r->fd, true);
-        if (ret < 0)
-                return ret;
-        /* A larger buffer absorbs bursts; the kernel caps it at wmem_max. */
-        (void) setsockopt(r->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        /* We never read from the consumer; it is not allowed to make us. */
-        (void) shutdown(r->fd, SHUT_RD);
-
-        ret = sd_event_add_io(p->event, &r->io, r->fd, 0, recorder_io, r);
-        if (ret < 0)
-                return ret;
-        (void) sd_event_source_set_description(r->io, "embedded-recorder");
-        (void) sd_event_source_set_priority(r->io, EMBEDDED_DATA_PRIORITY);
 
         for (size_t i = 0; i < r->n_events; i++) {
                 r->events[i]->n_recorders++;
@@ -426,8 +359,6 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
 
         clock_gettime(CLOCK_REALTIME, &ts);
         h = (struct record_header) {
-                .length = (uint32_t) (sizeof(h) + ev->name_len + payload_len),
-                .name_len = ev->name_len,
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
