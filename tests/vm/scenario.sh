@@ -140,6 +140,13 @@ check "perf receives the record: a=13 b=perf as raw bytes ($(grep '^sample' $per
 kill $perf_pid 2>/dev/null
 wait $perf_pid 2>/dev/null
 
+# 9d. Delete while a client holds the event is refused, for root too
+r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
+        org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
+info "root Delete while held: $r"
+check "root's Delete while a client holds $EV is refused with Busy ($(echo "$r" | head -n1))" \
+        matches "$r" '^Error org\.uebroker1\.Error\.Busy'
+
 # 10. polkit (the real polkitd) denies an unprivileged Delete: admin only
 r=$(as_tester dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
         org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
@@ -173,6 +180,37 @@ r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
 info "root Delete: $r"
 check "root's Delete succeeds" not matches "$r" '^Error'
 check "ListEvents no longer lists $EV" test -z "$(registrations)"
+
+
+# 13. a broker restart under a running libuebroker client: while the broker
+#     is away the library shows the event disabled (its enablers went with
+#     the broker's mm; the old page would keep a stale byte) and writes
+#     nothing; the new broker gets the registration back by itself, with a
+#     new data file and page the kernel drives.
+EV2=vmrestart
+CMD2="$EV2 u32 a; char[8] b"
+out2=/tmp/vm-client-restart.out
+as_tester "vm-client '$CMD2' wait-lost 60 wait-registered 60 fds wait-enabled 60 write a=21 b=again hold > $out2 2>&1 &"
+waitfor 100 grep -q '^registered' $out2
+echo 1 > $T/events/user_events/$EV2/enable 2>/dev/null
+old_pid=$(cat /run/uebrokerd.pid)
+kill -TERM "$old_pid"
+waitfor 100 not kill -0 "$old_pid"
+waitfor 100 grep -q '^lost' $out2
+info "client while the broker is away: $(tr '\n' ' ' < $out2)"
+check "the broker's exit is seen by the client (lost 1)" grep -q '^lost 1' $out2
+check "while the broker is away the client's event reads disabled (enabled 0)" grep -q '^enabled 0' $out2
+uebrokerd --system >> /run/uebrokerd.log 2>&1 &
+echo $! > /run/uebrokerd.pid
+waitfor 200 grep -q '^registered 1' $out2
+check "the client registers again with the new broker by itself (registered 1)" grep -q '^registered 1' $out2
+echo 1 > $T/events/user_events/$EV2/enable 2>/dev/null
+waitfor 100 grep -q '^write' $out2
+info "client after the restart: $(tr '\n' ' ' < $out2)"
+check "its new status byte is driven by the kernel (enabled 1)" grep -q '^enabled 1' $out2
+check "its write after the restart succeeds ($(grep '^write' $out2))" grep -q '^write 0$' $out2
+check "trace shows '$EV2: a=21 b=again' written after the restart" grep -Eq " $EV2: a=(0x15 \(21\)|21) b=again\$" $T/trace
+echo 0 > $T/events/user_events/$EV2/enable 2>/dev/null
 
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"
 
