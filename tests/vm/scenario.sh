@@ -182,6 +182,33 @@ check "root's Delete succeeds" not matches "$r" '^Error'
 check "ListEvents no longer lists $EV" test -z "$(registrations)"
 
 
+# 12b. the kernel's own refusals reach callers as the contract's errors: a
+#      name defined in the kernel with other fields (outside the broker) is
+#      NameInUse; beyond kernel.user_events_max, QuotaExceeded.
+echo 'u:vmclash u64 x' >> $T/dynamic_events 2>/dev/null
+register_error() {      # register_error COMMAND: tester's Register, the error line
+        as_tester dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
+                org.uebroker1.Broker.Register "string:'$1'" 2>&1 | head -n1
+}
+r=$(register_error 'vmclash u32 a')
+info "Register of a name the kernel has with other fields: $r"
+check "a name the kernel defines otherwise is refused with NameInUse ($r)" \
+        matches "$r" '^Error org\.uebroker1\.Error\.NameInUse: .*kernel already has'
+
+r=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>&1)
+check "the refused event is not listed by the broker" not matches "$r" 'vmclash'
+echo '!u:vmclash' >> $T/dynamic_events 2>/dev/null
+max_before=$(cat /proc/sys/kernel/user_events_max 2>/dev/null)
+echo 0 > /proc/sys/kernel/user_events_max 2>/dev/null
+r=$(register_error 'vmlimit u32 a')
+info "Register beyond user_events_max=0 (was $max_before): $r"
+check "beyond kernel.user_events_max the kernel's EMFILE is QuotaExceeded ($r)" \
+        matches "$r" '^Error org\.uebroker1\.Error\.QuotaExceeded: .*user_events_max'
+
+echo "$max_before" > /proc/sys/kernel/user_events_max 2>/dev/null
+r=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "'vmlimit u32 a'" 2>&1)
+check "with the limit back, the same Register succeeds ($r)" matches "$r" '^hhuu '
+
 # 13. a broker restart under a running libuebroker client: while the broker
 #     is away the library shows the event disabled (its enablers went with
 #     the broker's mm; the old page would keep a stale byte) and writes
