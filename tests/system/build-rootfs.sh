@@ -15,7 +15,7 @@
 # path alone to stdout. Exit 77 when mmdebstrap or bsdtar is missing.
 #
 # The root filesystem: minbase plus systemd (PID 1), dbus, polkitd,
-# libpam-systemd and udev; an unprivileged user tester (uid 1000), and a
+# libpam-systemd and udev, libtracefs1 and libtraceevent1; an unprivileged user tester (uid 1000), and a
 # user tracer (uid 1001) in group "tracing", the group the example polkit
 # rules (polkit/50-uebroker-example.rules) grant Record and Delete.
 # Documentation, man pages and locales are left out (size, packing time).
@@ -24,7 +24,9 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 mirror="${UEBROKER_SYSTEM_MIRROR:-http://deb.debian.org/debian}"
-packages=systemd,systemd-sysv,dbus,polkitd,libpam-systemd,udev
+# The system, and the libraries the project links beside libsystemd0 (what a
+# Debian package of it would depend on).
+packages=systemd,systemd-sysv,dbus,polkitd,libpam-systemd,udev,libtracefs1,libtraceevent1
 
 log() { printf 'build-rootfs: %s\n' "$*" >&2; }
 

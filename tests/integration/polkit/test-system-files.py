@@ -193,9 +193,9 @@ class ActivationAndUnit(unittest.TestCase):
             'ProtectSystem': 'strict', 'ProtectHome': 'yes', 'PrivateTmp': 'yes', 'NoNewPrivileges': 'yes',
             'RestrictAddressFamilies': 'AF_UNIX', 'MemoryDenyWriteExecute': 'yes',
             'CapabilityBoundingSet': '', 'ProtectKernelTunables': 'yes',
-            # only the file the upstream provider writes: a ReadWritePaths=
-            # of /sys/kernel/tracing itself loses to ProtectKernelTunables=
-            'ReadWritePaths': '-/sys/kernel/tracing/user_events_data',
+            # only what the upstream provider writes: a ReadWritePaths= of
+            # /sys/kernel/tracing itself loses to ProtectKernelTunables=
+            'ReadWritePaths': '-/sys/kernel/tracing/user_events_data -/sys/kernel/tracing/instances',
             'LimitNOFILE': '65536', 'RuntimeDirectory': 'uebroker',
         }
         self.assertEqual({k: service.get(k) for k in expected}, expected)
