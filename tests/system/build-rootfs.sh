@@ -68,6 +68,8 @@ rm -f "$dir/rootfs.tar"
 # mmdebstrap picks its mode: root as root, unshare otherwise; either way the
 # tarball carries the right owners, and bsdtar turns it into a cpio without
 # needing to own them. --skip=output/dev: the guest's /dev is devtmpfs.
+# The hooks' "$1" (the chroot) is mmdebstrap's to expand:
+# shellcheck disable=SC2016
 mmdebstrap --variant=minbase --include="$packages" \
         --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' \

@@ -38,7 +38,7 @@ t0=$(date +%s)
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
 command -v bsdtar >/dev/null || skip "bsdtar is missing (apt-get install libarchive-tools)"
 command -v mmdebstrap >/dev/null || skip "mmdebstrap is missing (apt-get install mmdebstrap)"
-command -v meson >/dev/null && command -v ninja >/dev/null || skip "meson or ninja is missing"
+if ! command -v meson >/dev/null || ! command -v ninja >/dev/null; then skip "meson or ninja is missing"; fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-system.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -104,8 +104,9 @@ find "$stage" -type d -exec chmod 0755 {} +
 
 # The kernel opens /dev/console before PID 1 runs; devtmpfs comes later.
 printf '#mtree\n./dev type=dir mode=0755 uid=0 gid=0\n./dev/console type=char mode=0600 uid=0 gid=0 device=native,5,1\n' > "$work/dev.mtree"
+mapfile -t top < <(ls -A "$stage")
 (cd "$stage" && bsdtar -cf - --format newc --uid 0 --gid 0 --uname root --gname root \
-        $(ls -A) @"$work/dev.mtree") | gzip -1 > "$work/overlay.cpio.gz"
+        "${top[@]}" @"$work/dev.mtree") | gzip -1 > "$work/overlay.cpio.gz"
 cat "$rootfs" "$work/overlay.cpio.gz" > "$work/initrd"
 t_image=$(date +%s)
 log "kernel: $kernel"

@@ -100,10 +100,10 @@ waitfor 200 grep -q 'hello_tick registered' $hello_out
 hello_pid=$(pidof hello-events)
 info "hello-events: $(cat $hello_out)"
 check "the example program (hello-events, as tester) registers hello_tick" grep -q 'hello_tick registered' $hello_out
-fds=$(ls -l /proc/$hello_pid/fd 2>&1)
+fds=$(ls -l /proc/"$hello_pid"/fd 2>&1)
 info "hello-events fds: $fds"
 check "it holds the kernel's user_events_data from the broker" matches "$fds" "-> $T/user_events_data\$"
-maps=$(grep uebroker-status /proc/$hello_pid/maps 2>&1)
+maps=$(grep uebroker-status /proc/"$hello_pid"/maps 2>&1)
 info "hello-events status page mapping: $maps"
 check "and maps the broker's status page read-only ($maps)" matches "$maps" ' r--s .*/memfd:uebroker-status'
 
@@ -166,19 +166,19 @@ check "systemd-analyze security uebrokerd rates it at most 1.0 (${figure:-?})" \
 
 # 12. the sandbox is applied, not just rated
 pid=$(systemctl show -P MainPID uebrokerd)
-st=$(grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/$pid/status 2>&1 | tr '\t\n' '  ')
+st=$(grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/"$pid"/status 2>&1 | tr '\t\n' '  ')
 info "uebrokerd ($pid) status: $st"
 check "uebrokerd runs with no capabilities, NoNewPrivs and a seccomp filter ($st)" \
         matches "$st" 'CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 Seccomp: 2'
-check "in a mount namespace of its own" test "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/1/ns/mnt)"
-check "in a network namespace of its own" test "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/1/ns/net)"
+check "in a mount namespace of its own" test "$(readlink /proc/"$pid"/ns/mnt)" != "$(readlink /proc/1/ns/mnt)"
+check "in a network namespace of its own" test "$(readlink /proc/"$pid"/ns/net)" != "$(readlink /proc/1/ns/net)"
 w=$(journalctl --no-pager -o cat -b _PID=1 -g 'uebrokerd' 2>&1 | grep -Ei 'not support|unsupported|ignoring|failed' )
 info "systemd about uebrokerd.service: ${w:-nothing unsupported}"
 check "systemd applied every directive of the unit (no 'not supported' or 'ignoring' about it)" test -z "$w"
 
 # 13. nothing crashed meanwhile
-kill -TERM $hello_pid 2>/dev/null
-waitfor 50 not kill -0 $hello_pid
+kill -TERM "$hello_pid" 2>/dev/null
+waitfor 50 not kill -0 "$hello_pid"
 info "hello-events at exit: $(tail -n 1 $hello_out)"
 check "hello-events wrote records ($(tail -n 1 $hello_out))" grep -Eq '^hello-events: [1-9][0-9]* written' $hello_out
 check "uebrokerd is still active, never restarted (NRestarts=$(systemctl show -P NRestarts uebrokerd))" \
