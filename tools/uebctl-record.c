@@ -10,7 +10,6 @@
 #include "uebctl.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -207,44 +206,23 @@ static int open_stream(sd_bus *bus, char **names) {
 }
 
 int uebctl_record(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "json", no_argument, NULL, 'j' },
-                { "count", required_argument, NULL, 'n' },
-                {},
-        };
         struct recorded_event *events = NULL;
         _cleanup_free_ uint8_t *buffer = NULL;
         _cleanup_close_ int stream = -1, sigfd = -1;
         sd_bus *bus = NULL;
         sigset_t mask;
-        bool json = false;
-        unsigned long long count = 0, seen = 0;
+        bool json = uebctl_opts.json != UEBCTL_JSON_OFF;
+        unsigned long long count = uebctl_opts.count, seen = 0;
         size_t n_names;
-        char **names, *end;
-        int c, r, status = 1;
+        char **names;
+        int r, status = 1;
 
-        while ((c = getopt_long(argc, argv, "jn:", options, NULL)) >= 0)
-                switch (c) {
-                case 'j':
-                        json = true;
-                        break;
-                case 'n':
-                        errno = 0;
-                        count = strtoull(optarg, &end, 10);
-                        if (errno || *end || !*optarg || count == 0) {
-                                fprintf(stderr, "error: --count takes a positive number\n");
-                                return 2;
-                        }
-                        break;
-                default:
-                        return 2;
-                }
-        if (optind >= argc) {
-                fprintf(stderr, "usage: uebctl record [--json] [--count=N] NAME...\n");
+        if (argc < 2) {
+                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] PATTERN...\n");
                 return 2;
         }
-        names = argv + optind;
-        n_names = (size_t) (argc - optind);
+        names = argv + 1;
+        n_names = (size_t) (argc - 1);
 
         buffer = malloc(RECORD_MESSAGE_MAX);
         if (!buffer) {

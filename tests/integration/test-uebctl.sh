@@ -80,6 +80,55 @@ PY
 run_list
 echo "$out" | grep -q '^ctl_ev .* no  u32 a; char\[8\] b' && ok "list table" || fail "list table: $out"
 
+
+# Like systemd's tools: options after the command, per-command --help,
+# --json=MODE, --no-legend, user names beside uids, the pager.
+user="$(id -un)"
+out="$("$UEBCTL" list --bus-address="$UEBROKER_BUS_ADDRESS")" && ok "option after the command" || fail "list --bus-address: $out"
+out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" list --no-legend --bus-address="$UEBROKER_BUS_ADDRESS")" &&
+        ok "--bus-address after the command wins over the environment" || fail "list --bus-address (env): $out"
+echo "$out" | grep -Eq "^ctl_ev +$uid +$user +0 +no  u32 a;" && ok "list shows uid and user name" || fail "OWNER column: $out"
+check "--no-legend: one line" 1 "$(echo "$out" | wc -l)"
+run_list
+check "legend: header" "NAME UID OWNER REGS ENABLED FIELDS" "$(echo "$out" | sed -n 1p | tr -s ' ')"
+check "legend: summary" "1 event." "$(echo "$out" | tail -n 1)"
+out="$("$UEBCTL" list --help)" || fail "list --help exits 0"
+echo "$out" | grep -q "^Usage: uebctl list" && ok "list --help" || fail "list --help: $out"
+out="$("$UEBCTL" --help record)" || fail "--help record exits 0"
+echo "$out" | grep -q "^Usage: uebctl record" && echo "$out" | grep -q "fnmatch" && ok "--help record" || fail "--help record: $out"
+run_list --json=short
+check "--json=short: one line" 1 "$(echo "$out" | wc -l)"
+echo "$out" | python3 -c 'import json,os,sys; e=json.load(sys.stdin)[0]; assert e["owner"] == sys.argv[1] and e["owner_uid"] == os.getuid(), e' "$user" &&
+        ok "--json=short owner" || fail "--json=short: $out"
+run_list --json=pretty
+[ "$(echo "$out" | wc -l)" -gt 5 ] && ok "--json=pretty: indented" || fail "--json=pretty: $out"
+echo "$out" | grep -q '^    "name": "ctl_ev",$' && ok "--json=pretty layout" || fail "--json=pretty layout: $out"
+echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin)[0]["name"] == "ctl_ev"' && ok "--json=pretty parses" || fail "--json=pretty parse: $out"
+run_list -j
+check "-j on a pipe is short" 1 "$(echo "$out" | wc -l)"
+run_list --json=off
+echo "$out" | grep -q '^NAME ' && ok "--json=off is the table" || fail "--json=off: $out"
+out="$("$UEBCTL" list --json=yaml 2>&1)"; rc=$?
+check "--json=yaml refused" 2 "$rc"
+out="$("$UEBCTL" list --count=3 2>&1)"; rc=$?
+check "an option the command ignores is refused" "2 error: --count does nothing for uebctl list (see uebctl list --help)" "$rc $out"
+out="$("$UEBCTL" status ctl_ev)" || fail "status NAME exits 0: $out"
+echo "$out" | grep -q "^        Owner: $user (uid $uid)$" && ok "status NAME shows the owner" || fail "status NAME: $out"
+out="$("$UEBCTL" status --json=short ctl_ev)" || fail "status --json NAME exits 0"
+echo "$out" | python3 -c 'import json,sys; e=json.load(sys.stdin); assert [x["name"] for x in e] == ["ctl_ev"], e' && ok "status --json NAME" || fail "status --json: $out"
+out="$("$UEBCTL" status ctl_ev nosuch 2>&1)"; rc=$?
+check "status of an unknown event fails" 1 "$rc"
+echo "$out" | grep -q "no event is called nosuch" && ok "status names the unknown event" || fail "status nosuch: $out"
+# The pager: never on a pipe; on a terminal (script(1) makes one) $UEBCTL_PAGER
+# gets the output, unless --no-pager.
+UEBCTL_PAGER="touch $dir/paged-pipe" "$UEBCTL" list >/dev/null
+[ -e "$dir/paged-pipe" ] && fail "pager started on a pipe" || ok "no pager on a pipe"
+UEBCTL_PAGER="cat >$dir/paged" script -qec "'$UEBCTL' list" /dev/null >/dev/null </dev/null
+grep -q '^ctl_ev ' "$dir/paged" 2>/dev/null && ok "pager on a terminal gets the list" || fail "pager: $(cat "$dir/paged" 2>&1)"
+UEBCTL_PAGER="cat >$dir/unpaged" script -qec "'$UEBCTL' list --no-pager" /dev/null >"$dir/tty-out" </dev/null
+[ -e "$dir/unpaged" ] && fail "--no-pager still paged" || ok "--no-pager"
+grep -q 'ctl_ev ' "$dir/tty-out" && ok "--no-pager prints to the terminal" || fail "--no-pager output: $(cat "$dir/tty-out")"
+
 # Record: text lines.
 "$UEBCTL" record --count=2 ctl_ev >"$dir/rec.txt" 2>"$dir/rec-text.err" &
 record_pid=$!
