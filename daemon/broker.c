@@ -17,6 +17,7 @@
 #include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
+#include "event-signals.h"
 #include "event-store.h"
 #include "fd-util.h"
 #include "name-reservation.h"
@@ -62,13 +63,6 @@ static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *err
         return r;
 }
 
-static void emit_active_events_changed(struct broker *b) {
-        int r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "ActiveEvents", NULL);
-
-        if (r < 0)
-                log_debug_errno(r, "Cannot emit PropertiesChanged for ActiveEvents: %m");
-}
-
 static void save_events(struct broker *b) {
         int r = event_store_save(&b->registry, b->state_dir);
 
@@ -100,8 +94,8 @@ static void schedule_save(struct broker *b) {
                 log_warning_errno(r, "Cannot schedule saving the events: %m");
 }
 
+/* The signals follow by themselves (the registry's on_change hook). */
 static void events_changed(struct broker *b) {
-        emit_active_events_changed(b);
         schedule_save(b);
 }
 
@@ -645,6 +639,9 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_PROPERTY("Provider", "s", property_get_provider, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
+                                 SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
+        SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
         SD_BUS_METHOD_WITH_NAMES("Register",
                                  "s", SD_BUS_PARAM(command),
                                  "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
@@ -730,6 +727,12 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                         log_info("Restored %d events and their owners from %s.", r, b->state_dir);
         }
 
+        r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the event signals: %m");
+                goto fail;
+        }
+
         r = polkit_registry_new(bus, settings->bus_is_system, b->limits.authorizations_per_user, &b->polkit);
         if (r < 0) {
                 log_error_errno(r, "Cannot set up polkit checks: %m");
@@ -763,6 +766,8 @@ struct broker *broker_free(struct broker *b) {
         sd_bus_slot_unref(b->object_slot);
         sd_bus_slot_unref(b->departures);
         session_free_all(b);
+        /* Nothing is announced on the way out. */
+        b->signals = event_signals_free(b->signals);
         if (b->save_timer) {
                 b->save_timer = sd_event_source_disable_unref(b->save_timer);
                 save_events(b);

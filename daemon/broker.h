@@ -22,6 +22,7 @@
 #include "providers/provider.h"
 
 struct polkit_registry;
+struct event_signals;
 
 struct broker {
         sd_event *event;
@@ -32,6 +33,7 @@ struct broker {
         const struct provider_ops *provider_ops;
         struct provider *provider;
         struct event_registry registry;
+        struct event_signals *signals;  /* EventAdded, EventRemoved, ActiveEvents */
         struct broker_limits limits;
         const struct name_reservations *reservations;
         const char *config_path;        /* for error messages naming the key */

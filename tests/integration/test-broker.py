@@ -129,6 +129,10 @@ class Contract(unittest.TestCase):
         self.assertEqual(methods['ListEvents'], [('events', 'a(ssuub)', 'out')])
         self.assertEqual(methods['GetStatus'], [('status', 's', 'out')])
         self.assertEqual(methods['Record'], [('names', 'as', 'in'), ('record_fd', 'h', 'out')])
+        signals = {m.get('name'): [(a.get('name'), a.get('type')) for a in m.findall('arg')]
+                   for m in iface[0].findall('signal')}
+        self.assertEqual(signals, {'EventAdded': [('name', 's'), ('fields', 's'), ('owner_uid', 'u')],
+                                   'EventRemoved': [('name', 's')]})
         props = {p.get('name'): p.get('type') for p in iface[0].findall('property')}
         self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u'})
 
