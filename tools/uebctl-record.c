@@ -26,11 +26,11 @@
 #include "event-def.h"
 #include "fd-util.h"
 #include "json-string.h"
-#include "record-stream.h"
+#include "uebroker-record.h"
 #include "strbuf.h"
 #include "text-escape.h"
 
-#define RECORD_MESSAGE_MAX (sizeof(struct record_header) + EVENT_NAME_MAX + 65536 + 16)
+#define RECORD_MESSAGE_MAX UEB_RECORD_MESSAGE_MAX
 
 struct recorded_event {
         char *name;
@@ -124,7 +124,7 @@ static void append_timestamp(struct strbuf *sb, uint64_t ns) {
 /* Formats one record into @sb; false if the message is malformed. */
 static bool format_record(const struct recorded_event *events, size_t n_events, const uint8_t *msg, size_t len,
                           bool json, struct strbuf *sb) {
-        struct record_header h;
+        struct ueb_record_header h;
         const struct recorded_event *ev;
         const char *name;
         const uint8_t *payload;
@@ -260,7 +260,7 @@ int uebctl_record(int argc, char *argv[]) {
                         { .fd = sigfd, .events = POLLIN },
                 };
                 struct strbuf sb = STRBUF_INIT;
-                struct record_header h;
+                struct ueb_record_header h;
                 char *text;
                 ssize_t n;
 
@@ -294,7 +294,7 @@ int uebctl_record(int argc, char *argv[]) {
                         continue;
                 }
                 memcpy(&h, buffer, sizeof(h));
-                if (h.flags & RECORD_FLAG_LOST) {
+                if (h.flags & UEB_RECORD_FLAG_LOST) {
                         fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
                                 h.lost_count);
                         continue;

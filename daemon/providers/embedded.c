@@ -10,7 +10,7 @@
  * non-blocking (a writer sees EAGAIN instead of waiting for us), we read the
  * other end. Each message is [u32 write_index][payload].
  * Recording: Record() hands out one end of another SEQPACKET pair and we
- * send each valid record of the chosen events to it (record-stream.h),
+ * send each valid record of the chosen events to it (uebroker-record.h),
  * never blocking: what does not fit is counted as lost.
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
@@ -244,7 +244,7 @@ static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
 }
 
 /* @h is the record's header, the same for every recorder. */
-static void recorder_send(struct recorder *r, struct record_header *h, const struct provider_event *ev,
+static void recorder_send(struct recorder *r, struct ueb_record_header *h, const struct provider_event *ev,
                           const void *payload, size_t payload_len) {
         if (record_sink_send(r->sink, h, ev->def->name, ev->name_len, payload, payload_len))
                 r->provider->recorded++;
@@ -324,7 +324,7 @@ static void session_drop(struct provider_session *s, const char *why, uint32_t w
 static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len) {
         struct provider *p = s->provider;
         const struct provider_event *ev;
-        struct record_header h;
+        struct ueb_record_header h;
         struct timespec ts;
         const uint8_t *payload;
         size_t payload_len;
@@ -358,7 +358,7 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        h = (struct record_header) {
+        h = (struct ueb_record_header) {
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,

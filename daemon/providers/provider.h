@@ -138,7 +138,7 @@ struct provider_ops {
         int (*session_unregister)(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                   uint32_t write_index);
 
-        /* A stream of records of @events for a consumer (record-stream.h);
+        /* A stream of records of @events for a consumer (uebroker-record.h);
          * returns the consumer's descriptor (owned by the caller), or
          * -EOPNOTSUPP if this provider leaves recording to the kernel's
          * tools. */

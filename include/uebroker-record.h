@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef UEBROKER_RECORD_H
+#define UEBROKER_RECORD_H
+
+/*
+ * The record stream of uebrokerd: what org.uebroker1.Broker.Record() and
+ * RecordMatching() return (docs/DESIGN.md, "The record stream", describes
+ * the same bytes for consumers in other languages).
+ *
+ * The returned descriptor is a connected AF_UNIX SOCK_SEQPACKET socket the
+ * consumer only reads: one message per recv(), never split or merged. Each
+ * message is a struct ueb_record_header (32 bytes), then name_len bytes of
+ * the event name (ASCII, no NUL), then the payload: the bytes the writer
+ * wrote after its u32 write index, as validated against the event's fields
+ * (SPEC.md section 5). Integers are in host byte order (the consumer runs
+ * on the same machine); no padding anywhere.
+ *
+ * A message with UEB_RECORD_FLAG_LOST set has no name and no payload
+ * (length 32): lost_count records of this stream were dropped since the
+ * last such notice because the consumer read too slowly. Consumers ignore
+ * flag bits they do not know. recv() returning 0 means the broker closed
+ * the stream. A buffer of UEB_RECORD_MESSAGE_MAX bytes holds any message.
+ */
+
+#include <stdint.h>
+
+#define UEB_RECORD_FLAG_LOST (1u << 0)
+/* timestamp_ns is when the writer wrote the record (a path that carries
+ * it, such as the kernel's trace); without this flag it is when the broker
+ * received the record. */
+#define UEB_RECORD_FLAG_WRITE_TIME (1u << 1)
+
+#define UEB_RECORD_NAME_MAX 255u
+#define UEB_RECORD_PAYLOAD_MAX 65536u
+#define UEB_RECORD_MESSAGE_MAX (32u + UEB_RECORD_NAME_MAX + UEB_RECORD_PAYLOAD_MAX)
+
+struct ueb_record_header {
+        uint32_t length;        /* bytes  0- 3: whole message: header + name + payload */
+        uint16_t name_len;      /* bytes  4- 5: 1..255; 0 in a lost notice */
+        uint16_t flags;         /* bytes  6- 7: UEB_RECORD_FLAG_* */
+        uint32_t pid;           /* bytes  8-11: writer, from its data socket's peer credentials */
+        uint32_t uid;           /* bytes 12-15: writer's uid, the same way */
+        uint64_t timestamp_ns;  /* bytes 16-23: CLOCK_REALTIME, ns since the epoch */
+        uint64_t lost_count;    /* bytes 24-31: only with UEB_RECORD_FLAG_LOST, else 0 */
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct ueb_record_header) == 32, "ueb_record_header is the stream's ABI");
+#else
+_Static_assert(sizeof(struct ueb_record_header) == 32, "ueb_record_header is the stream's ABI");
+#endif
+
+#endif
