@@ -49,9 +49,11 @@ static int send_lost_notice(struct record_sink *s) {
         return 0;
 }
 
-static void count_lost(struct record_sink *s) {
-        s->unreported++;
-        s->lost++;
+void record_sink_count_lost(struct record_sink *s, uint64_t n) {
+        if (n == 0)
+                return;
+        s->unreported += n;
+        s->lost += n;
         /* Tell the consumer as soon as it has room again. */
         (void) sd_event_source_set_io_events(s->io, EPOLLOUT);
 }
@@ -124,13 +126,13 @@ bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const 
         h->name_len = (uint16_t) name_len;
 
         if (s->unreported > 0 && send_lost_notice(s) < 0) {
-                count_lost(s);
+                record_sink_count_lost(s, 1);
                 return false;
         }
         if (sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
                 /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
                  * EPOLLHUP tells the owner; count either way. */
-                count_lost(s);
+                record_sink_count_lost(s, 1);
                 return false;
         }
         s->sent++;

@@ -35,6 +35,10 @@ struct record_sink *record_sink_free(struct record_sink *s);
 bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
 
+/* @n records were lost before reaching the sink (a kernel ring buffer
+ * overran): counted and reported like the sink's own. */
+void record_sink_count_lost(struct record_sink *s, uint64_t n);
+
 /* Records sent, and lost to a slow consumer, over the sink's life. */
 uint64_t record_sink_sent(const struct record_sink *s);
 uint64_t record_sink_lost(const struct record_sink *s);

@@ -99,6 +99,47 @@ waitfor 50 grep -q '^raw' $out
 check "a 1-byte payload is refused with EINVAL ($(grep '^raw' $out))" grep -q '^raw -22 ' $out
 check "the refused payload did not reach the trace" test "$(grep -c " $EV: " $T/trace 2>/dev/null)" = 2
 
+# 9b. Record through the kernel: uebctl record (root) gets the events from a
+#     tracefs instance of the broker's; the instance alone enables the event
+#     (the status byte shows the recorder), and goes with the stream.
+echo 0 > $T/events/user_events/$EV/enable 2>/dev/null
+instances() { ls -d $T/instances/uebroker-record-* 2>/dev/null; }
+rec=/tmp/record.out
+uebctl record --count=2 $EV > $rec 2>&1 &
+rec_pid=$!
+waitfor 100 instances
+check "Record creates a tracefs instance ($(instances))" test -n "$(instances)"
+r=$(emit a=11 b=rec1)
+info "emit while recording: $r"
+check "while uebctl record runs, the event is enabled for writers ($r)" matches "$r" "^$EV: written"
+emit a=12 b=rec2 >&2
+waitfor 100 test "$(grep -c " $EV: " $rec)" -ge 2
+info "uebctl record: $(cat $rec)"
+check "uebctl record prints '[tid N] $EV: a=11 b=rec1' from the kernel's trace" \
+        grep -Eq "^\[tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
+check "uebctl record prints the second record too" grep -Eq "^\[tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
+waitfor 50 not kill -0 $rec_pid
+check "uebctl record --count=2 exits after two records" not kill -0 $rec_pid
+waitfor 50 not instances
+check "the stream's end removes its tracefs instance" not instances
+r=$(emit a=1 b=off)
+check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: not enabled"
+
+# 9c. perf sees the events: perf_event_open on the event's id, raw samples
+id=$(cat $T/events/user_events/$EV/id 2>/dev/null)
+perf_out=/tmp/perf.out
+vm-perf "$id" 20 1 > $perf_out 2>&1 &
+perf_pid=$!
+waitfor 100 grep -q '^open' $perf_out
+r=$(emit a=13 b=perf)
+info "emit while perf listens: $r; vm-perf: $(cat $perf_out)"
+check "with perf listening, the event is enabled for writers ($r)" matches "$r" "^$EV: written"
+waitfor 100 grep -q '^sample' $perf_out
+check "perf receives the record: a=13 b=perf as raw bytes ($(grep '^sample' $perf_out | head -n1))" \
+        grep -Eq '^sample pid [0-9]+ tid [0-9]+ raw 0d0000007065726600000000' $perf_out
+kill $perf_pid 2>/dev/null
+wait $perf_pid 2>/dev/null
+
 # 10. polkit (the real polkitd) denies an unprivileged Delete: admin only
 r=$(as_tester dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
         org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
