@@ -56,3 +56,7 @@ int provider_link_unregister(struct provider_link *l, struct provider_session *s
 
 /* A record stream of @events (uebroker-record.h), or -EOPNOTSUPP. */
 int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events);
+/* A record stream of @events and of the events added later that match
+ * @patterns; -EOPNOTSUPP when the provider cannot follow new events. */
+int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
+                                  const char *const *patterns, size_t n_patterns);

@@ -143,6 +143,13 @@ struct provider_ops {
          * -EOPNOTSUPP if this provider leaves recording to the kernel's
          * tools. */
         int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events);
+        /* Optional (NULL: RecordMatching is not supported): the same for
+         * the events given (which match @patterns; maybe none yet), and each
+         * event added later (event_add) whose name matches one of
+         * @patterns (event-pattern.h; at most EVENT_PATTERNS_MAX) joins the
+         * stream. */
+        int (*record_matching)(struct provider *p, struct provider_event *const *events, size_t n_events,
+                               const char *const *patterns, size_t n_patterns);
 };
 
 extern const struct provider_ops embedded_provider_ops;
