@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl record [--json] [--count=N] NAME...: prints the records of events,
- * decoded with each event's fields, naming the writer. Embedded provider:
- * uid and pid from the data socket's peer credentials, not from the writer;
- * kernel providers: the thread id in the kernel's trace:
- *     [uid 1000 pid 884] NAME: a=1 b=hello
- *     [tid 884] NAME: a=1 b=hello
- *     {"name":"NAME","pid":884,"uid":1000,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
- *     {"name":"NAME","tid":884,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
+/* uebctl record [--json=MODE] [--count=N] PATTERN...: prints the records of
+ * the events whose names match (fnmatch), now or once registered later
+ * (RecordMatching), decoded with each event's fields, naming the writer and
+ * the time, labelled with what the time is:
+ *     [received 2026-12-03T10:00:00.000001Z uid 1000 pid 884] NAME: a=1 b=hello
+ *     [written 2026-12-03T10:00:00.000001Z tid 884] NAME: a=1 b=hello
+ *     {"name":"NAME","pid":884,"uid":1000,"time_source":"received","timestamp_ns":...,"timestamp":"...","fields":{...}}
+ * "received": the embedded provider, uid and pid from the data socket's peer
+ * credentials (not from the writer), the time the broker read the record.
+ * "written": the kernel's trace (UEB_RECORD_FLAG_KERNEL_TRACE), the writing
+ * thread and the time of the write.
  * The writer's bytes are escaped (text-escape.h): a writer cannot drive the
  * reader's terminal. Ends on SIGINT/SIGTERM, when the stream closes, or
  * after N records. */
@@ -27,135 +30,153 @@
 #include "cleanup.h"
 #include "event-decode.h"
 #include "event-def.h"
+#include "event-pattern.h"
 #include "fd-util.h"
 #include "json-string.h"
-#include "uebroker-record.h"
 #include "strbuf.h"
 #include "text-escape.h"
+#include "uebroker-record.h"
 
-#define RECORD_MESSAGE_MAX UEB_RECORD_MESSAGE_MAX
-
-struct recorded_event {
+/* What we know of the events records arrive for: their definitions from
+ * ListEvents, asked again when a record names an event we have not seen
+ * (registered after we started). def is NULL for a name ListEvents did
+ * not know either, so that it is asked once per name. */
+struct known_event {
         char *name;
         struct event_def *def;
 };
 
-static void recorded_events_free(struct recorded_event *events, size_t n) {
-        if (!events)
-                return;
-        for (size_t i = 0; i < n; i++) {
-                free(events[i].name);
-                event_def_free(events[i].def);
+struct known_events {
+        struct known_event *events;
+        size_t n;
+        size_t allocated;
+};
+
+static void known_events_done(struct known_events *k) {
+        for (size_t i = 0; i < k->n; i++) {
+                free(k->events[i].name);
+                event_def_free(k->events[i].def);
         }
-        free(events);
+        free(k->events);
+        *k = (struct known_events) {};
 }
 
-static const struct recorded_event *find_event(const struct recorded_event *events, size_t n, const char *name,
-                                               size_t name_len) {
-        for (size_t i = 0; i < n; i++)
-                if (strlen(events[i].name) == name_len && memcmp(events[i].name, name, name_len) == 0)
-                        return &events[i];
+static struct known_event *known_find(struct known_events *k, const char *name, size_t name_len) {
+        for (size_t i = 0; i < k->n; i++)
+                if (strlen(k->events[i].name) == name_len && memcmp(k->events[i].name, name, name_len) == 0)
+                        return &k->events[i];
         return NULL;
 }
 
-/* The definitions of @names, from ListEvents. */
-static int load_definitions(sd_bus *bus, char **names, size_t n_names, struct recorded_event **ret) {
+/* Adds @name (of @name_len bytes) with @def (taken, may be NULL). */
+static int known_add(struct known_events *k, const char *name, size_t name_len, struct event_def *def) {
+        if (k->n == k->allocated) {
+                size_t n = k->allocated ? k->allocated * 2 : 16;
+                struct known_event *grown = reallocarray(k->events, n, sizeof(*grown));
+
+                if (!grown) {
+                        event_def_free(def);
+                        return -ENOMEM;
+                }
+                k->events = grown;
+                k->allocated = n;
+        }
+        k->events[k->n].name = strndup(name, name_len);
+        if (!k->events[k->n].name) {
+                event_def_free(def);
+                return -ENOMEM;
+        }
+        k->events[k->n++].def = def;
+        return 0;
+}
+
+/* Learns the definitions of the events ListEvents shows that we do not
+ * know yet (or knew only as unknown). */
+static int known_refresh(struct known_events *k, sd_bus *bus) {
         struct uebctl_event_info *info = NULL;
-        struct recorded_event *events;
         size_t n_info = 0;
         int r;
 
         r = uebctl_list_events(bus, &info, &n_info);
         if (r < 0)
                 return r;
-        events = calloc(n_names, sizeof(*events));
-        if (!events) {
-                uebctl_event_info_free(info, n_info);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n_names; i++) {
-                const struct uebctl_event_info *found = NULL;
+        for (size_t i = 0; i < n_info && r >= 0; i++) {
+                struct known_event *known = known_find(k, info[i].name, strlen(info[i].name));
                 struct event_error error = { 0 };
                 _cleanup_free_ char *command = NULL;
+                struct event_def *def = NULL;
 
-                for (size_t j = 0; j < n_info && !found; j++)
-                        if (strcmp(info[j].name, names[i]) == 0)
-                                found = &info[j];
-                if (!found) {
-                        fprintf(stderr, "error: no event is called %s (see uebctl list)\n", names[i]);
-                        r = -ENOENT;
-                        goto fail;
-                }
-                if (asprintf(&command, "%s %s", found->name, found->fields) < 0) {
+                if (known && known->def)
+                        continue;
+                if (asprintf(&command, "%s %s", info[i].name, info[i].fields) < 0) {
                         command = NULL;
                         r = -ENOMEM;
-                        goto fail;
+                        break;
                 }
-                events[i].name = strdup(names[i]);
-                if (!events[i].name) {
-                        r = -ENOMEM;
-                        goto fail;
+                if (event_def_parse(command, 0, &def, &error) < 0) {
+                        fprintf(stderr, "warning: cannot parse the definition of %s from the broker: %s\n",
+                                info[i].name, error.message);
+                        continue;
                 }
-                r = event_def_parse(command, 0, &events[i].def, &error);
-                if (r < 0) {
-                        fprintf(stderr, "error: cannot parse the definition of %s from the broker: %s\n", names[i],
-                                error.message);
-                        goto fail;
-                }
+                if (known)
+                        known->def = def;
+                else
+                        r = known_add(k, info[i].name, strlen(info[i].name), def);
         }
         uebctl_event_info_free(info, n_info);
-        *ret = events;
-        return 0;
-
-fail:
-        uebctl_event_info_free(info, n_info);
-        recorded_events_free(events, n_names);
         return r;
 }
 
-static void append_timestamp(struct strbuf *sb, uint64_t ns) {
+/* The definition for a record of @name, asking the broker once for a name
+ * not seen before. */
+static const struct event_def *known_lookup(struct known_events *k, sd_bus *bus, const char *name, size_t name_len) {
+        struct known_event *known = known_find(k, name, name_len);
+
+        if (known)
+                return known->def;
+        (void) known_refresh(k, bus);
+        known = known_find(k, name, name_len);
+        if (known)
+                return known->def;
+        (void) known_add(k, name, name_len, NULL);
+        return NULL;
+}
+
+/* "2026-12-03T10:00:00.000001Z", or "" if the time cannot be shown. */
+static void append_time(struct strbuf *sb, uint64_t ns, unsigned digits) {
         time_t secs = (time_t) (ns / 1000000000ull);
+        uint64_t fraction = ns % 1000000000ull;
         struct tm tm;
         char text[64];
 
         if (!gmtime_r(&secs, &tm) || strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-                strbuf_append(sb, "\"\"");
-        else
-                strbuf_printf(sb, "\"%s.%09" PRIu64 "Z\"", text, (uint64_t) (ns % 1000000000ull));
+                return;
+        for (unsigned i = digits; i < 9; i++)
+                fraction /= 10;
+        strbuf_printf(sb, "%s.%0*" PRIu64 "Z", text, (int) digits, fraction);
 }
 
-/* Formats one record into @sb; false if the message is malformed. */
-static bool format_record(const struct recorded_event *events, size_t n_events, const uint8_t *msg, size_t len,
-                          bool json, struct strbuf *sb) {
-        struct ueb_record_header h;
-        const struct recorded_event *ev;
-        const char *name;
-        const uint8_t *payload;
-        size_t payload_len;
+/* Formats one record, checked by the caller, into @sb (JSON: one compact
+ * document, no newline). */
+static void format_record(const struct event_def *def, const struct ueb_record_header *h, const uint8_t *msg,
+                          size_t len, bool json, struct strbuf *sb) {
+        bool kernel = h->flags & UEB_RECORD_FLAG_KERNEL_TRACE;
+        const char *name = (const char *) msg + sizeof(*h);
+        const uint8_t *payload = msg + sizeof(*h) + h->name_len;
+        size_t payload_len = len - sizeof(*h) - h->name_len;
         int r;
-
-        memcpy(&h, msg, sizeof(h));
-        if (h.length != len || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
-            len - sizeof(h) < h.name_len)
-                return false;
-        name = (const char *) msg + sizeof(h);
-        payload = msg + sizeof(h) + h.name_len;
-        payload_len = len - sizeof(h) - h.name_len;
-        ev = find_event(events, n_events, name, h.name_len);
 
         if (json) {
                 strbuf_append(sb, "{\"name\":");
-                json_append_string(sb, name, h.name_len);
-                if (h.flags & UEB_RECORD_FLAG_KERNEL_TRACE)
-                        strbuf_printf(sb, ",\"tid\":%" PRIu32, h.pid);
-                else
-                        strbuf_printf(sb, ",\"pid\":%" PRIu32, h.pid);
-                if (h.uid != UEB_RECORD_UID_UNKNOWN)
-                        strbuf_printf(sb, ",\"uid\":%" PRIu32, h.uid);
-                strbuf_printf(sb, ",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":", h.timestamp_ns);
-                append_timestamp(sb, h.timestamp_ns);
-                strbuf_append(sb, ",\"fields\":");
-                r = ev ? event_decode_json(ev->def, payload, payload_len, sb) : -ENOENT;
+                json_append_string(sb, name, h->name_len);
+                strbuf_printf(sb, kernel ? ",\"tid\":%" PRIu32 : ",\"pid\":%" PRIu32, h->pid);
+                if (h->uid != UEB_RECORD_UID_UNKNOWN)
+                        strbuf_printf(sb, ",\"uid\":%" PRIu32, h->uid);
+                strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",
+                              kernel ? "written" : "received", h->timestamp_ns);
+                append_time(sb, h->timestamp_ns, 9);
+                strbuf_append(sb, "\",\"fields\":");
+                r = def ? event_decode_json(def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {
                         /* Not decodable with the definition we know (the
                          * event was re-created with other fields?). */
@@ -163,17 +184,23 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
                         event_decode_hex(sb, payload, payload_len);
                         strbuf_append_c(sb, '"');
                 }
-                strbuf_append(sb, "}\n");
+                strbuf_append_c(sb, '}');
         } else {
-                if (h.flags & UEB_RECORD_FLAG_KERNEL_TRACE)
-                        /* The kernel's trace: the thread, at the write. */
-                        strbuf_printf(sb, "[tid %" PRIu32 "] ", h.pid);
-                else
-                        strbuf_printf(sb, "[uid %" PRIu32 " pid %" PRIu32 "] ", h.uid, h.pid);
+                /* The time says what it is: the broker's reading or the
+                 * kernel's stamp of the write. */
+                strbuf_append(sb, kernel ? "[written " : "[received ");
+                append_time(sb, h->timestamp_ns, 6);
+                if (kernel)
+                        strbuf_printf(sb, " tid %" PRIu32, h->pid);
+                if (h->uid != UEB_RECORD_UID_UNKNOWN)
+                        strbuf_printf(sb, " uid %" PRIu32, h->uid);
+                if (!kernel)
+                        strbuf_printf(sb, " pid %" PRIu32, h->pid);
+                strbuf_append(sb, "] ");
                 /* The name is a validated identifier, but print it safely. */
-                text_escape_append(sb, name, h.name_len, TEXT_ESCAPE_TERMINAL);
+                text_escape_append(sb, name, h->name_len, TEXT_ESCAPE_TERMINAL);
                 strbuf_append(sb, ": ");
-                r = ev ? event_decode_text(ev->def, payload, payload_len, sb) : -ENOENT;
+                r = def ? event_decode_text(def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {
                         strbuf_printf(sb, "(%zu bytes not decodable: ", payload_len);
                         event_decode_hex(sb, payload, payload_len);
@@ -181,61 +208,116 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
                 }
                 strbuf_append_c(sb, '\n');
         }
-        return true;
 }
 
-/* Calls Record; returns our own (O_CLOEXEC) descriptor of the stream. */
-static int open_stream(sd_bus *bus, char **names) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+/* Calls @method with @args; returns our own (O_CLOEXEC) descriptor of the
+ * stream, or a negative errno with the bus error in @error. */
+static int call_record(sd_bus *bus, const char *method, char **args, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         int fd, r;
 
-        r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE,
-                                           "Record");
+        r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, method);
         if (r >= 0)
-                r = sd_bus_message_append_strv(call, names);
+                r = sd_bus_message_append_strv(call, args);
         if (r >= 0)
                 r = sd_bus_message_set_allow_interactive_authorization(call, isatty(STDIN_FILENO));
-        if (r < 0) {
-                fprintf(stderr, "error: Record: %s\n", strerror(-r));
-                return r;
-        }
-        r = sd_bus_call(bus, call, 0, &error, &reply);
-        if (r < 0) {
-                uebctl_call_failed("Record", r, &error);
-                return r;
-        }
-        if (sd_bus_message_read(reply, "h", &fd) <= 0) {
-                fprintf(stderr, "error: Record: unexpected reply\n");
-                return -EPROTO;
-        }
-        /* The reply owns @fd and closes it with the message. */
-        r = fd_dup_cloexec(fd);
+        if (r >= 0)
+                r = sd_bus_call(bus, call, 0, error, &reply);
         if (r < 0)
-                fprintf(stderr, "error: Record: %s\n", strerror(-r));
-        return r;
+                return r;
+        if (sd_bus_message_read(reply, "h", &fd) <= 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INCONSISTENT_MESSAGE, "unexpected reply");
+        /* The reply owns @fd and closes it with the message. */
+        return fd_dup_cloexec(fd);
+}
+
+/* RecordMatching(@patterns); a provider that cannot follow new events
+ * (NotSupported) still records plain names that exist, through Record. */
+static int open_stream(sd_bus *bus, char **patterns, size_t n) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *method = "RecordMatching";
+        bool globs = false;
+        int fd;
+
+        for (size_t i = 0; i < n; i++)
+                globs = globs || event_pattern_is_glob(patterns[i]);
+        fd = call_record(bus, method, patterns, &error);
+        if (fd < 0 && !globs && sd_bus_error_has_name(&error, BROKER_ERROR_NOT_SUPPORTED)) {
+                fprintf(stderr, "note: %s; recording the events that exist now\n", error.message);
+                sd_bus_error_free(&error);
+                method = "Record";
+                fd = call_record(bus, method, patterns, &error);
+        }
+        if (fd < 0)
+                uebctl_call_failed(method, fd, &error);
+        return fd;
+}
+
+/* Patterns checked here first, for a message before any bus traffic. */
+static int check_patterns(char **patterns, size_t n) {
+        if (n > EVENT_PATTERNS_MAX) {
+                fprintf(stderr, "error: %zu patterns, at most %u (one pattern may match many events)\n", n,
+                        EVENT_PATTERNS_MAX);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct event_error error = { 0 };
+                struct strbuf sb = STRBUF_INIT;
+                char *shown;
+
+                if (event_pattern_validate(patterns[i], &error) == 0)
+                        continue;
+                text_escape_append(&sb, patterns[i], strlen(patterns[i]), TEXT_ESCAPE_TERMINAL);
+                shown = strbuf_steal(&sb);
+                fprintf(stderr, "error: '%s': %s\n", shown ?: "?", error.message);
+                free(shown);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Tells which plain names do not exist yet: they are recorded once
+ * registered, but a typo should not wait silently. */
+static size_t report_matches(const struct known_events *k, char **patterns, size_t n) {
+        size_t matched = 0;
+
+        for (size_t i = 0; i < k->n; i++)
+                if (k->events[i].def &&
+                    event_patterns_match((const char *const *) patterns, n, k->events[i].name))
+                        matched++;
+        for (size_t i = 0; i < n; i++) {
+                bool found = false;
+
+                if (event_pattern_is_glob(patterns[i]))
+                        continue;
+                for (size_t j = 0; j < k->n && !found; j++)
+                        found = strcmp(k->events[j].name, patterns[i]) == 0;
+                if (!found)
+                        fprintf(stderr, "note: no event is called %s yet; recording it once it is registered\n",
+                                patterns[i]);
+        }
+        return matched;
 }
 
 int uebctl_record(int argc, char *argv[]) {
-        struct recorded_event *events = NULL;
+        _cleanup_(known_events_done) struct known_events known = {};
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ uint8_t *buffer = NULL;
-        _cleanup_close_ int stream = -1, sigfd = -1;
-        sd_bus *bus = NULL;
-        sigset_t mask;
+        _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
         bool json = uebctl_opts.json != UEBCTL_JSON_OFF;
-        unsigned long long count = uebctl_opts.count, seen = 0;
-        size_t n_names;
-        char **names;
-        int r, status = 1;
+        unsigned long long seen = 0;
+        sigset_t mask;
+        char **patterns = argv + 1;
+        size_t n_patterns = (size_t) (argc - 1), matched;
 
         if (argc < 2) {
                 fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] PATTERN...\n");
                 return 2;
         }
-        names = argv + 1;
-        n_names = (size_t) (argc - 1);
+        if (check_patterns(patterns, n_patterns) < 0)
+                return 2;
 
-        buffer = malloc(RECORD_MESSAGE_MAX);
+        buffer = malloc(UEB_RECORD_MESSAGE_MAX);
         if (!buffer) {
                 fprintf(stderr, "error: out of memory\n");
                 return 1;
@@ -252,18 +334,19 @@ int uebctl_record(int argc, char *argv[]) {
                 return 1;
         }
 
+        /* The bus stays open: definitions of events registered later. */
         if (uebctl_bus_open(&bus) < 0)
                 return 1;
-        r = load_definitions(bus, names, n_names, &events);
-        if (r >= 0)
-                stream = open_stream(bus, names);
-        /* The stream lives on without the bus connection. */
-        sd_bus_flush_close_unref(bus);
-        if (r < 0 || stream < 0)
-                goto out;
+        if (known_refresh(&known, bus) < 0)
+                return 1;
+        stream = open_stream(bus, patterns, n_patterns);
+        if (stream < 0)
+                return 1;
+        matched = report_matches(&known, patterns, n_patterns);
 
         /* Tell scripts we are attached (the status bytes are set now). */
-        fprintf(stderr, "Recording %zu event%s; Ctrl-C to stop.\n", n_names, n_names == 1 ? "" : "s");
+        fprintf(stderr, "Recording events matching %zu pattern%s (%zu event%s now); Ctrl-C to stop.\n", n_patterns,
+                n_patterns == 1 ? "" : "s", matched, matched == 1 ? "" : "s");
 
         for (;;) {
                 struct pollfd p[2] = {
@@ -272,35 +355,34 @@ int uebctl_record(int argc, char *argv[]) {
                 };
                 struct strbuf sb = STRBUF_INIT;
                 struct ueb_record_header h;
+                const struct event_def *def;
                 char *text;
                 ssize_t n;
+                int status;
 
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         fprintf(stderr, "error: poll: %m\n");
-                        goto out;
+                        return 1;
                 }
-                if (p[1].revents & POLLIN) {
-                        status = 0;
-                        goto out;
-                }
+                if (p[1].revents & POLLIN)
+                        return 0;
                 if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
 
-                n = recv(stream, buffer, RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
+                n = recv(stream, buffer, UEB_RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
                 if (n < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 continue;
                         fprintf(stderr, "error: reading the record stream: %m\n");
-                        goto out;
+                        return 1;
                 }
                 if (n == 0) {
                         fprintf(stderr, "The broker closed the record stream.\n");
-                        status = 0;
-                        goto out;
+                        return 0;
                 }
-                if ((size_t) n > RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
+                if ((size_t) n > UEB_RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
                         fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
                         continue;
                 }
@@ -310,27 +392,27 @@ int uebctl_record(int argc, char *argv[]) {
                                 h.lost_count);
                         continue;
                 }
-                if (!format_record(events, n_names, buffer, (size_t) n, json, &sb)) {
-                        strbuf_done(&sb);
+                if (h.length != (size_t) n || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
+                    (size_t) n - sizeof(h) < h.name_len) {
                         fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
                         continue;
                 }
+                def = known_lookup(&known, bus, (const char *) buffer + sizeof(h), h.name_len);
+                format_record(def, &h, buffer, (size_t) n, json, &sb);
                 text = strbuf_steal(&sb);
                 if (!text) {
                         fprintf(stderr, "error: out of memory\n");
-                        goto out;
+                        return 1;
                 }
-                fputs(text, stdout);
+                if (json)
+                        status = uebctl_print_json(text);
+                else
+                        status = fputs(text, stdout) < 0;
                 free(text);
-                /* One line at a time, for pipes. */
-                if (fflush(stdout) != 0)
-                        goto out;
-                if (count && ++seen >= count) {
-                        status = 0;
-                        goto out;
-                }
+                /* One record at a time, for pipes. */
+                if (status != 0 || fflush(stdout) != 0)
+                        return 1;
+                if (uebctl_opts.count && ++seen >= uebctl_opts.count)
+                        return 0;
         }
-out:
-        recorded_events_free(events, n_names);
-        return status;
 }
