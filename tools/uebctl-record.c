@@ -36,6 +36,9 @@
 #include "strbuf.h"
 #include "text-escape.h"
 #include "uebroker-record.h"
+#if HAVE_BABELTRACE2
+#include "uebctl-ctf.h"
+#endif
 
 /* What we know of the events records arrive for: their definitions from
  * ListEvents, asked again when a record names an event we have not seen
@@ -299,28 +302,148 @@ static size_t report_matches(const struct known_events *k, char **patterns, size
         return matched;
 }
 
+/* Where records go: lines on stdout, or a CTF trace (-o). */
+struct record_output {
+        bool json;
+#if HAVE_BABELTRACE2
+        struct ctf_writer *ctf;
+#endif
+};
+
+/* Prints or writes one checked record; 0, or 1 when output failed. */
+static int output_record(struct record_output *out, const struct event_def *def, const struct ueb_record_header *h,
+                         const uint8_t *msg, size_t len) {
+        struct strbuf sb = STRBUF_INIT;
+        char *text;
+        int status;
+
+#if HAVE_BABELTRACE2
+        if (out->ctf)
+                return ctf_writer_add(out->ctf, h, (const char *) msg + sizeof(*h), h->name_len,
+                                      msg + sizeof(*h) + h->name_len, len - sizeof(*h) - h->name_len, def) < 0;
+#endif
+        format_record(def, h, msg, len, out->json, &sb);
+        text = strbuf_steal(&sb);
+        if (!text) {
+                fprintf(stderr, "error: out of memory\n");
+                return 1;
+        }
+        status = out->json ? uebctl_print_json(text) : fputs(text, stdout) < 0;
+        free(text);
+        /* One record at a time, for pipes. */
+        return status != 0 || fflush(stdout) != 0;
+}
+
+enum {
+        READ_MORE,              /* handled (or skipped) one message */
+        READ_NOTHING,           /* nothing queued */
+        READ_DONE,              /* end of stream or --count reached: exit 0 */
+        READ_FAILED,            /* exit 1 */
+};
+
+/* Reads and handles one message of the stream, without waiting. */
+static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_events *known, struct record_output *out,
+                    unsigned long long *seen) {
+        struct ueb_record_header h;
+        const struct event_def *def;
+        ssize_t n;
+
+        n = recv(stream, buffer, UEB_RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return READ_NOTHING;
+                fprintf(stderr, "error: reading the record stream: %m\n");
+                return READ_FAILED;
+        }
+        if (n == 0) {
+                fprintf(stderr, "The broker closed the record stream.\n");
+                return READ_DONE;
+        }
+        if ((size_t) n > UEB_RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
+                fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
+                return READ_MORE;
+        }
+        memcpy(&h, buffer, sizeof(h));
+        if (h.flags & UEB_RECORD_FLAG_LOST) {
+                fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n", h.lost_count);
+                return READ_MORE;
+        }
+        if (h.length != (size_t) n || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
+            (size_t) n - sizeof(h) < h.name_len) {
+                fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
+                return READ_MORE;
+        }
+        def = known_lookup(known, bus, (const char *) buffer + sizeof(h), h.name_len);
+        if (output_record(out, def, &h, buffer, (size_t) n) != 0)
+                return READ_FAILED;
+        if (uebctl_opts.count && ++*seen >= uebctl_opts.count)
+                return READ_DONE;
+        return READ_MORE;
+}
+
+/* Reads the stream until a signal, its end, or --count records; returns
+ * the exit status. On a signal, what is queued already is read first: the
+ * records the broker sent before it are kept. */
+static int record_loop(int stream, int sigfd, sd_bus *bus, struct known_events *known, struct record_output *out) {
+        _cleanup_free_ uint8_t *buffer = malloc(UEB_RECORD_MESSAGE_MAX);
+        unsigned long long seen = 0;
+
+        if (!buffer) {
+                fprintf(stderr, "error: out of memory\n");
+                return 1;
+        }
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = stream, .events = POLLIN },
+                        { .fd = sigfd, .events = POLLIN },
+                };
+                bool signalled;
+                int r;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        fprintf(stderr, "error: poll: %m\n");
+                        return 1;
+                }
+                signalled = p[1].revents & POLLIN;
+                if (!signalled && !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                do
+                        r = read_one(stream, buffer, bus, known, out, &seen);
+                while (signalled && r == READ_MORE);
+                if (r == READ_DONE || (signalled && r == READ_NOTHING))
+                        return 0;
+                if (r == READ_FAILED)
+                        return 1;
+        }
+}
+
 int uebctl_record(int argc, char *argv[]) {
         _cleanup_(known_events_done) struct known_events known = {};
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ uint8_t *buffer = NULL;
         _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
-        bool json = uebctl_opts.json != UEBCTL_JSON_OFF;
-        unsigned long long seen = 0;
+        struct record_output out = { .json = uebctl_opts.json != UEBCTL_JSON_OFF };
         sigset_t mask;
         char **patterns = argv + 1;
         size_t n_patterns = (size_t) (argc - 1), matched;
+        int status;
 
         if (argc < 2) {
-                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] PATTERN...\n");
+                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o DIR] PATTERN...\n");
                 return 2;
         }
         if (check_patterns(patterns, n_patterns) < 0)
                 return 2;
-
-        buffer = malloc(UEB_RECORD_MESSAGE_MAX);
-        if (!buffer) {
-                fprintf(stderr, "error: out of memory\n");
+#if !HAVE_BABELTRACE2
+        if (uebctl_opts.output) {
+                fprintf(stderr, "error: this uebctl was built without libbabeltrace2: -o is not available\n");
                 return 1;
+        }
+#endif
+        if (uebctl_opts.output && out.json) {
+                fprintf(stderr, "error: --json and --output exclude each other: -o writes a CTF trace\n");
+                return 2;
         }
 
         /* Signals arrive through a descriptor: no handler racing recv(). */
@@ -339,80 +462,33 @@ int uebctl_record(int argc, char *argv[]) {
                 return 1;
         if (known_refresh(&known, bus) < 0)
                 return 1;
-        stream = open_stream(bus, patterns, n_patterns);
-        if (stream < 0)
+#if HAVE_BABELTRACE2
+        if (uebctl_opts.output && ctf_writer_new(uebctl_opts.output, &out.ctf) < 0)
                 return 1;
-        matched = report_matches(&known, patterns, n_patterns);
+#endif
+        stream = open_stream(bus, patterns, n_patterns);
+        if (stream >= 0) {
+                matched = report_matches(&known, patterns, n_patterns);
+                /* Tell scripts we are attached (the status bytes are set now). */
+                fprintf(stderr, "Recording events matching %zu pattern%s (%zu event%s now)%s%s; Ctrl-C to stop.\n",
+                        n_patterns, n_patterns == 1 ? "" : "s", matched, matched == 1 ? "" : "s",
+                        uebctl_opts.output ? " into the CTF trace " : "", uebctl_opts.output ?: "");
+                status = record_loop(stream, sigfd, bus, &known, &out);
+        } else
+                status = 1;
 
-        /* Tell scripts we are attached (the status bytes are set now). */
-        fprintf(stderr, "Recording events matching %zu pattern%s (%zu event%s now); Ctrl-C to stop.\n", n_patterns,
-                n_patterns == 1 ? "" : "s", matched, matched == 1 ? "" : "s");
+#if HAVE_BABELTRACE2
+        if (out.ctf) {
+                uint64_t written = ctf_writer_written(out.ctf), skipped = ctf_writer_skipped(out.ctf);
 
-        for (;;) {
-                struct pollfd p[2] = {
-                        { .fd = stream, .events = POLLIN },
-                        { .fd = sigfd, .events = POLLIN },
-                };
-                struct strbuf sb = STRBUF_INIT;
-                struct ueb_record_header h;
-                const struct event_def *def;
-                char *text;
-                ssize_t n;
-                int status;
-
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        fprintf(stderr, "error: poll: %m\n");
+                if (ctf_writer_finish(out.ctf) < 0)
                         return 1;
-                }
-                if (p[1].revents & POLLIN)
-                        return 0;
-                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-                        continue;
-
-                n = recv(stream, buffer, UEB_RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
-                if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                continue;
-                        fprintf(stderr, "error: reading the record stream: %m\n");
-                        return 1;
-                }
-                if (n == 0) {
-                        fprintf(stderr, "The broker closed the record stream.\n");
-                        return 0;
-                }
-                if ((size_t) n > UEB_RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
-                        fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
-                        continue;
-                }
-                memcpy(&h, buffer, sizeof(h));
-                if (h.flags & UEB_RECORD_FLAG_LOST) {
-                        fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
-                                h.lost_count);
-                        continue;
-                }
-                if (h.length != (size_t) n || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
-                    (size_t) n - sizeof(h) < h.name_len) {
-                        fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
-                        continue;
-                }
-                def = known_lookup(&known, bus, (const char *) buffer + sizeof(h), h.name_len);
-                format_record(def, &h, buffer, (size_t) n, json, &sb);
-                text = strbuf_steal(&sb);
-                if (!text) {
-                        fprintf(stderr, "error: out of memory\n");
-                        return 1;
-                }
-                if (json)
-                        status = uebctl_print_json(text);
-                else
-                        status = fputs(text, stdout) < 0;
-                free(text);
-                /* One record at a time, for pipes. */
-                if (status != 0 || fflush(stdout) != 0)
-                        return 1;
-                if (uebctl_opts.count && ++seen >= uebctl_opts.count)
-                        return 0;
+                fprintf(stderr, "Wrote %" PRIu64 " record%s to the CTF trace %s", written, written == 1 ? "" : "s",
+                        uebctl_opts.output);
+                if (skipped)
+                        fprintf(stderr, " (%" PRIu64 " skipped: no definition or not decodable)", skipped);
+                fputc('\n', stderr);
         }
+#endif
+        return status;
 }

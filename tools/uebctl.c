@@ -33,7 +33,7 @@ static const struct uebctl_command commands[] = {
           "status page's size as user_events defines it). With names: each event's\n"
           "fields, owner (user name and uid), registrations and whether it is enabled.\n",
           UEBCTL_OPT_JSON | UEBCTL_OPT_PAGER, uebctl_status },
-        { "record", "[-n N] PATTERN...", "print records of events as they arrive, decoded",
+        { "record", "[-n N] [-o DIR] PATTERN...", "print records of events as they arrive, decoded",
           "PATTERN is an event name or a shell pattern (fnmatch: * ? [...]) and also\n"
           "matches events registered after the recording started. One line per record:\n"
           "  [received TIME uid U pid P] NAME: FIELD=VALUE...\n"
@@ -45,9 +45,13 @@ static const struct uebctl_command commands[] = {
           "(U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069). With --json the\n"
           "same characters are \\uNNNN escapes and each invalid byte NN is \\udcNN\n"
           "(U+DC80 + byte, as Python's surrogateescape); the object's time_source is\n"
-          "\"broker-received\". Other UTF-8 is printed as is. Ends on SIGINT or SIGTERM,\n"
-          "when the broker closes the stream, or after N records (-n N).\n",
-          UEBCTL_OPT_JSON | UEBCTL_OPT_COUNT, uebctl_record },
+          "\"received\" (\"written\" from the kernel's trace). Other UTF-8 is printed as\n"
+          "is. Ends on SIGINT or SIGTERM, when the broker closes the stream, or after N\n"
+          "records (-n N).\n"
+          "With -o DIR the records go to a CTF trace in the directory DIR instead (for\n"
+          "babeltrace2 and Trace Compass: babeltrace2 DIR): a 1 GHz clock counting from\n"
+          "the epoch, each event with the context { pid, uid } and its fields.\n",
+          UEBCTL_OPT_JSON | UEBCTL_OPT_COUNT | UEBCTL_OPT_OUTPUT, uebctl_record },
         { "emit", "'COMMAND' FIELD=VALUE...", "register an event and write one record if enabled",
           "Registers the event COMMAND (NAME followed by its fields, as Register takes\n"
           "it) and, when someone listens, writes one record with the given values.\n"
@@ -71,6 +75,7 @@ static const struct {
         { UEBCTL_OPT_PAGER, "--no-pager" },
         { UEBCTL_OPT_COUNT, "--count" },
         { UEBCTL_OPT_ASK, "--no-ask-password" },
+        { UEBCTL_OPT_OUTPUT, "--output" },
 };
 
 static void usage(FILE *out) {
@@ -88,6 +93,7 @@ static void usage(FILE *out) {
                 "     --no-legend        no column headers and no summary line\n"
                 "     --no-pager         do not pipe the output into a pager\n"
                 "  -n --count=N          record: stop after N records\n"
+                "  -o --output=DIR       record: write a CTF trace in DIR\n"
                 "     --no-ask-password  delete: polkit may not ask for a password\n"
                 "Without a bus option, $UEBROKER_BUS_ADDRESS is used when set. On a terminal\n"
                 "list and status page through $UEBCTL_PAGER, $PAGER or less.\n\n"
@@ -146,6 +152,7 @@ int main(int argc, char *argv[]) {
                 { "no-pager", no_argument, NULL, 'P' },
                 { "count", required_argument, NULL, 'n' },
                 { "no-ask-password", no_argument, NULL, 'K' },
+                { "output", required_argument, NULL, 'o' },
                 {},
         };
         const struct uebctl_command *command;
@@ -155,7 +162,7 @@ int main(int argc, char *argv[]) {
         int c, status;
 
         /* Permuting getopt: options anywhere; "--" ends them. */
-        while ((c = getopt_long(argc, argv, "hjn:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hjn:o:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help = true;
@@ -203,6 +210,14 @@ int main(int argc, char *argv[]) {
                 case 'K':
                         uebctl_opts.ask_password = false;
                         given |= UEBCTL_OPT_ASK;
+                        break;
+                case 'o':
+                        if (!*optarg) {
+                                fprintf(stderr, "error: --output takes a directory\n");
+                                return 2;
+                        }
+                        uebctl_opts.output = optarg;
+                        given |= UEBCTL_OPT_OUTPUT;
                         break;
                 default:
                         fprintf(stderr, "See uebctl --help.\n");

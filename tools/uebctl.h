@@ -26,6 +26,7 @@ enum {
         UEBCTL_OPT_PAGER = 1u << 2,     /* --no-pager */
         UEBCTL_OPT_COUNT = 1u << 3,     /* -n/--count=N */
         UEBCTL_OPT_ASK = 1u << 4,       /* --no-ask-password */
+        UEBCTL_OPT_OUTPUT = 1u << 5,    /* -o/--output=DIR */
 };
 
 /* The options given on the command line, wherever they stood. */
@@ -35,6 +36,7 @@ struct uebctl_options {
         bool pager;
         bool ask_password;
         unsigned long long count;       /* 0: no limit */
+        const char *output;             /* record -o DIR: a CTF trace */
 };
 extern struct uebctl_options uebctl_opts;
 
