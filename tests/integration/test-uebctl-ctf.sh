@@ -35,8 +35,7 @@ wait_recording() { # FILE PID
         return 1
 }
 wait_exit() { # PID: its exit status
-        local i
-        for i in $(seq 1 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+        for _ in $(seq 1 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
         wait "$1"
 }
 

@@ -86,6 +86,8 @@ echo "$out" | grep -q '^ctl_ev .* no  u32 a; char\[8\] b' && ok "list table" || 
 # --json=MODE, --no-legend, user names beside uids, the pager.
 user="$(id -un)"
 out="$("$UEBCTL" list --bus-address="$UEBROKER_BUS_ADDRESS")" && ok "option after the command" || fail "list --bus-address: $out"
+# The option carries the real address, the environment a dead one: on purpose.
+# shellcheck disable=SC2097,SC2098
 out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" list --no-legend --bus-address="$UEBROKER_BUS_ADDRESS")" &&
         ok "--bus-address after the command wins over the environment" || fail "list --bus-address (env): $out"
 echo "$out" | grep -Eq "^ctl_ev +$uid +$user +0 +no  u32 a;" && ok "list shows uid and user name" || fail "OWNER column: $out"
