@@ -25,8 +25,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 wait_recording() { # FILE PID
-        local i
-        for i in $(seq 1 200); do
+        for _ in $(seq 1 200); do
                 grep -q '^Recording' "$1" 2>/dev/null && return 0
                 kill -0 "$2" 2>/dev/null || break
                 sleep 0.05
