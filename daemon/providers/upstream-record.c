@@ -31,7 +31,8 @@ struct recorded_event {
         int id;                         /* events/user_events/NAME/id */
         char *name;
         uint16_t name_len;
-        bool registered;                /* an enabler on our page */
+        uint32_t slot;                  /* its enabler's byte on our page (1..) */
+        bool registered;                /* that enabler is there */
 };
 
 struct recorder_cpu {
@@ -65,12 +66,12 @@ static int compare_by_id(const void *a, const void *b) {
         return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Removes our enabler for event @i (status index i + 1 of our page). */
+/* Removes our enabler for event @i. */
 static void event_unregister(struct upstream_recorder *r, size_t i) {
         struct upstream_user_unreg unreg = { .size = sizeof(unreg) };
         uint64_t addr;
 
-        upstream_enable_location((uint32_t) i + 1, (uint64_t) (uintptr_t) r->page, &addr, &unreg.disable_bit);
+        upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &unreg.disable_bit);
         unreg.disable_addr = addr;
         if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg) < 0 && errno != ENOENT)
                 log_warning_errno(errno, "Upstream recorder: cannot unregister %s: %m", r->events[i].name);
@@ -127,7 +128,7 @@ static const struct recorded_event *find_event(const struct upstream_recorder *r
 }
 
 /* The instance's clock is "mono": records carry the time of the write;
- * the stream's timestamps are CLOCK_REALTIME (record-stream.h). */
+ * the stream's timestamps are CLOCK_REALTIME (uebroker-record.h). */
 static int64_t realtime_minus_monotonic(void) {
         struct timespec rt, mono;
 
@@ -147,7 +148,7 @@ static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
         for (void *data = kbuffer_read_event(r->kbuf, &ts); data; data = kbuffer_next_event(r->kbuf, &ts)) {
                 int size = kbuffer_event_size(r->kbuf);
                 const struct recorded_event *ev;
-                struct record_header h;
+                struct ueb_record_header h;
                 uint16_t type;
                 int32_t pid;
 
@@ -158,10 +159,10 @@ static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
                 ev = find_event(r, type);
                 if (!ev)
                         continue;
-                h = (struct record_header) {
-                        .flags = RECORD_FLAG_KERNEL_TRACE,
+                h = (struct ueb_record_header) {
+                        .flags = UEB_RECORD_FLAG_KERNEL_TRACE,
                         .pid = (uint32_t) pid,
-                        .uid = RECORD_UID_UNKNOWN,
+                        .uid = UEB_RECORD_UID_UNKNOWN,
                         .timestamp_ns = (uint64_t) ((int64_t) ts + offset),
                 };
                 (void) record_sink_send(r->sink, &h, ev->name, ev->name_len, (uint8_t *) data + TRACE_ENTRY_SIZE,
@@ -204,7 +205,8 @@ static int register_events(struct upstream_recorder *r, const struct upstream_re
                 };
                 uint64_t addr;
 
-                upstream_enable_location((uint32_t) i + 1, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
+                r->events[i].slot = (uint32_t) i + 1;
+                upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
                 reg.enable_addr = addr;
                 if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
                         return log_debug_errno(errno, "Upstream recorder: cannot register %s: %m", events[i].name);

@@ -5,7 +5,7 @@
  * Record on a kernel with user_events: one tracefs instance per recorder
  * (libtracefs), its per-CPU trace_pipe_raw read without blocking from the
  * event loop and its sub-buffers parsed with libtraceevent's kbuffer; each
- * record is re-sent in the Record stream format (record-stream.h), so one
+ * record is re-sent in the Record stream format (uebroker-record.h), so one
  * consumer serves every provider. docs/DECISIONS.md says why not perf.
  *
  * A user_events event exists in the kernel only while something has it

@@ -115,9 +115,9 @@ check "while uebctl record runs, the event is enabled for writers ($r)" matches 
 emit a=12 b=rec2 >&2
 waitfor 100 test "$(grep -c " $EV: " $rec)" -ge 2
 info "uebctl record: $(cat $rec)"
-check "uebctl record prints '[tid N] $EV: a=11 b=rec1' from the kernel's trace" \
-        grep -Eq "^\[tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
-check "uebctl record prints the second record too" grep -Eq "^\[tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
+check "uebctl record prints '[written TIME tid N] $EV: a=11 b=rec1' from the kernel's trace" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
+check "uebctl record prints the second record too" grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
 waitfor 50 not kill -0 $rec_pid
 check "uebctl record --count=2 exits after two records" not kill -0 $rec_pid
 waitfor 50 not instances
