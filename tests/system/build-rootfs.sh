@@ -1,21 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# build-rootfs.sh
+# build-rootfs.sh [PACKAGE...]
 #
 # Prints the path of the system tier's Debian bookworm root filesystem, a
 # gzip'ed newc cpio (the first half of the guest's initramfs; run-system.sh
 # appends the project). Built with mmdebstrap from the Debian mirror
 # (UEBROKER_SYSTEM_MIRROR, default http://deb.debian.org/debian), about 30 s
 # with a near mirror, and cached outside the build directory, keyed by a
-# hash of this script (it is the recipe):
+# hash of this script (it is the recipe) and the PACKAGEs:
 #   ${UEBROKER_SYSTEM_CACHE:-${XDG_CACHE_HOME:-/var/cache}/uebroker-system}/<hash>/rootfs.cpio.gz
 # (~/.cache/uebroker-system when /var/cache is not writable). A missing
 # image is built; nothing needs it cached. Progress goes to stderr, the
 # path alone to stdout. Exit 77 when mmdebstrap or bsdtar is missing.
 #
 # The root filesystem: minbase plus systemd (PID 1), dbus, polkitd,
-# libpam-systemd and udev, libtracefs1 and libtraceevent1; an unprivileged user tester (uid 1000), and a
+# libpam-systemd, udev, procps (/bin/kill, for the unit's ExecReload=) and
+# the PACKAGEs; an unprivileged user tester (uid 1000), and a
 # user tracer (uid 1001) in group "tracing", the group the example polkit
 # rules (polkit/50-uebroker-example.rules) grant Record and Delete.
 # Documentation, man pages and locales are left out (size, packing time).
@@ -24,9 +25,13 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 mirror="${UEBROKER_SYSTEM_MIRROR:-http://deb.debian.org/debian}"
-# The system, and the libraries the project links beside libsystemd0 (what a
-# Debian package of it would depend on).
-packages=systemd,systemd-sysv,dbus,polkitd,libpam-systemd,udev,libtracefs1,libtraceevent1
+# The system; the PACKAGEs add what the project's programs link
+# (run-system.sh finds them with ldd and dpkg, as a package's Depends).
+packages=systemd,systemd-sysv,dbus,polkitd,libpam-systemd,udev,procps
+for p in "$@"; do
+        case "$p" in *[!a-z0-9.+-]*|"") echo "build-rootfs: not a package name: '$p'" >&2; exit 1 ;; esac
+        case ",$packages," in *",$p,"*) ;; *) packages="$packages,$p" ;; esac
+done
 
 log() { printf 'build-rootfs: %s\n' "$*" >&2; }
 
@@ -40,7 +45,7 @@ else
         cache="$HOME/.cache/uebroker-system"
 fi
 
-key="$(sha256sum < "$here/build-rootfs.sh" | cut -c1-16)"
+key="$( { cat "$here/build-rootfs.sh"; echo "$packages"; } | sha256sum | cut -c1-16)"
 dir="$cache/$key"
 image="$dir/rootfs.cpio.gz"
 if [ -s "$image" ]; then

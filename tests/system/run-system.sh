@@ -10,7 +10,8 @@
 # meson. Details go to stderr.
 #
 # The guest's initramfs is two gzip'ed cpio archives, one after the other:
-# the cached root filesystem (build-rootfs.sh) and an overlay with what
+# the cached root filesystem (build-rootfs.sh, given the Debian packages
+# whose libraries the installed programs link) and an overlay with what
 # `meson install --destdir` puts in the tree (from a build directory of its
 # own, BUILD_DIR/tests/system/install-build, set up with -Dprefix=/usr
 # -Dsysconfdir=/etc -Dlocalstatedir=/var), the example program, and the
@@ -43,7 +44,7 @@ if ! command -v meson >/dev/null || ! command -v ninja >/dev/null; then skip "me
 work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-system.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-# --- the kernel (vm tier's, cached) and the root filesystem (cached) ---
+# --- the kernel (the vm tier's, cached) ---
 if [ -n "${UEBROKER_VM_KERNEL:-}" ]; then
         kernel="$UEBROKER_VM_KERNEL"
 else
@@ -54,12 +55,6 @@ else
         [ $r = 77 ] && skip "cannot build the test kernel (its source or a build tool is missing, see the log)"
         [ $r = 0 ] || bail "building the test kernel failed ($r)"
 fi
-set +e
-rootfs="$("$here/build-rootfs.sh")"
-r=$?
-set -e
-[ $r = 77 ] && skip "cannot build the root filesystem (see the log)"
-[ $r = 0 ] || bail "building the root filesystem failed ($r)"
 t_cached=$(date +%s)
 
 # --- the project, installed as a distribution package would be ---
@@ -85,6 +80,37 @@ for d in bin sbin lib lib64; do
         fi
 done
 log "installed: $(cd "$stage" && find . -type f | sort | tr '\n' ' ')"
+
+# --- the root filesystem (cached), with the Debian packages that hold the
+#     libraries the installed programs link, as a package's Depends would ---
+# dpkg knows a file by the path its package ships, which merged /usr and
+# the libraries' symlinks hide: try the name, its target, each with and
+# without /usr.
+package_of() {
+        local p t pkg
+        t="$(readlink -f "$1")"
+        for p in "$1" "$t" "${1#/usr}" "${t#/usr}" "/usr$1" "/usr$t"; do
+                pkg="$(dpkg-query -S "$p" 2>/dev/null | head -n1 | cut -d: -f1)"
+                [ -n "$pkg" ] && { echo "$pkg"; return 0; }
+        done
+        return 0
+}
+libs_of() { ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'; }
+depends=()
+while IFS= read -r lib; do
+        case "$lib" in "$inst"/*|*/libuebroker.so*) continue ;; esac     # the project's own
+        pkg="$(package_of "$lib")"
+        [ -n "$pkg" ] || bail "no Debian package holds $lib (linked by the installed programs)"
+        depends+=("$pkg")
+done < <(find "$stage" -type f -perm -u+x | while IFS= read -r f; do libs_of "$f"; done | sort -u)
+mapfile -t depends < <(printf '%s\n' "${depends[@]}" | sort -u)
+log "the installed programs link libraries from: ${depends[*]}"
+set +e
+rootfs="$("$here/build-rootfs.sh" "${depends[@]}")"
+r=$?
+set -e
+[ $r = 77 ] && skip "cannot build the root filesystem (see the log)"
+[ $r = 0 ] || bail "building the root filesystem failed ($r)"
 
 # the example program (examples/ is built, not installed)
 install -D -m 0755 "$inst/examples/hello-events" "$stage/usr/local/bin/hello-events"
@@ -131,7 +157,7 @@ fi
 
 sed -n '/===== uebroker-system: begin log =====$/,/^===== uebroker-system: end log =====$/p' "$console.txt" |
         sed '1d;$d' >&2
-log "timings: kernel and root filesystem ready $((t_cached - t0)) s, install and image $((t_image - t_cached)) s, boot to power-off $((t_boot - t_image)) s (qemu exit $qrc)"
+log "timings: kernel ready $((t_cached - t0)) s, install, root filesystem and image $((t_image - t_cached)) s, boot to power-off $((t_boot - t_image)) s (qemu exit $qrc)"
 
 tap="$work/tap"
 sed -n '/===== uebroker-system: begin TAP =====$/,/^===== uebroker-system: end TAP =====$/p' "$console.txt" |
