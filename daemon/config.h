@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * uebrokerd's configuration file (default /etc/uebroker/uebrokerd.conf), an
+ * uebrokerd's configuration file (SYSCONFDIR/uebroker/uebrokerd.conf), an
  * INI file in systemd's style, followed by its drop-ins FILE.d/NAME.conf:
  *
  *     [Limits]
@@ -57,6 +57,7 @@
 
 #include <stdbool.h>
 
+#include "build-paths.h"
 #include "name-reservation.h"
 
 struct broker_limits {
@@ -76,7 +77,8 @@ struct broker_config {
         struct name_reservations reservations;
 };
 
-#define BROKER_CONFIG_DEFAULT_PATH "/etc/uebroker/uebrokerd.conf"
+/* SYSCONFDIR/uebroker/uebrokerd.conf, as configured at build time. */
+#define BROKER_CONFIG_DEFAULT_PATH UEBROKER_CONFIG_FILE
 
 /* Bounds on hostile input: bytes per line (without the newline), bytes per
  * file, warnings kept (then one "N more warnings not shown"), drop-in files,
