@@ -150,15 +150,20 @@ static int check_no_prefix(const char *command, sd_bus_error *error) {
 }
 
 /* 1 when @s may use the name @name under the reservations: a reserved name
- * is refused to everyone else, whatever polkit says. */
-static int check_reservation(struct broker *b, struct session *s, const char *name, bool *ret_reserved_for_caller,
-                             sd_bus_error *error) {
+ * is refused to everyone else, whatever polkit says. A reservation added
+ * (by a reload) for a name that an event of another owner already has
+ * takes effect when the name is free: until the event is deleted or
+ * evicted, its owner keeps using it. @ev is the existing event, or NULL. */
+static int check_reservation(struct broker *b, struct session *s, const char *name, const struct broker_event *ev,
+                             bool *ret_reserved_for_caller, sd_bus_error *error) {
         _cleanup_free_ gid_t *gids = NULL;
         const struct name_reservation *res;
         size_t n_gids = 0;
 
         *ret_reserved_for_caller = false;
         if (!b->reservations)
+                return 1;
+        if (ev && ev->owner_uid == s->uid)
                 return 1;
         res = name_reservations_find(b->reservations, name);
         if (!res)
@@ -263,10 +268,10 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         if (r < 0)
                 return r;
 
-        r = check_reservation(b, s, def->name, &reserved_for_caller, error);
+        ev = event_registry_find(&b->registry, def->name);
+        r = check_reservation(b, s, def->name, ev, &reserved_for_caller, error);
         if (r < 0)
                 return r;
-        ev = event_registry_find(&b->registry, def->name);
         if (ev && !event_def_equal(ev->def, def)) {
                 _cleanup_free_ char *existing = event_def_canonical(ev->def);
 
@@ -643,7 +648,7 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Provider", "s", property_get_provider, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_NAMES("Register",
                                  "s", SD_BUS_PARAM(command),
@@ -754,6 +759,22 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
 fail:
         broker_free(b);
         return r;
+}
+
+void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct name_reservations *reservations) {
+        unsigned old_max_events = broker_max_events(b);
+        int r;
+
+        b->limits = *limits;
+        b->max_sessions = sessions_within_fd_limit(b->limits.clients, b->provider_ops->fds_per_session);
+        b->reservations = reservations;
+        polkit_registry_set_max_per_uid(b->polkit, b->limits.authorizations_per_user);
+        if (broker_max_events(b) != old_max_events) {
+                r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "MaxEvents", NULL);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot emit PropertiesChanged for MaxEvents: %m");
+        }
 }
 
 struct broker *broker_free(struct broker *b) {

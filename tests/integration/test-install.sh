@@ -156,7 +156,7 @@ daemon="$dest$UEB_SBINDIR/uebrokerd"
 if [ -x "$daemon" ]; then
         help="$("$daemon" --help)"
         case "$help" in
-        *"(default $UEB_CONFIG_FILE)"*) ok "uebrokerd --help names $UEB_CONFIG_FILE as its configuration" ;;
+        *"(default $UEB_CONFIG_FILE "*) ok "uebrokerd --help names $UEB_CONFIG_FILE as its configuration" ;;
         *) fail "uebrokerd --help does not name $UEB_CONFIG_FILE: $help" ;;
         esac
 fi
