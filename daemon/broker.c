@@ -21,6 +21,7 @@
 #include "fd-util.h"
 #include "name-reservation.h"
 #include "log.h"
+#include "message-ids.h"
 #include "polkit.h"
 #include "session.h"
 #include "status-text.h"
@@ -35,9 +36,10 @@ const char *broker_config_name(const struct broker *b) {
 
 /* At info level under @rl: what callers can make the broker log, as often
  * as they call, must not flood the journal. */
-static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...)
-        __attribute__((format(printf, 3, 4)));
-static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...) {
+static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
+                        const char *format, ...) __attribute__((format(printf, 4, 5)));
+static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
+                        const char *format, ...) {
         unsigned suppressed = 0;
         char text[1024];
         va_list ap;
@@ -49,16 +51,43 @@ static void log_limited(struct log_ratelimit *rl, const char *what, const char *
         va_start(ap, format);
         (void) vsnprintf(text, sizeof(text), format, ap);
         va_end(ap);
-        log_info("%s", text);
+        log_struct(LOG_INFO, about, "%s", text);
+}
+
+/* The event a refused Register or Delete named: the first argument's
+ * leading name (log_fields_build() drops it unless it is a valid one). */
+static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
+        const char *member = sd_bus_message_get_member(m), *arg = NULL;
+        size_t n;
+
+        buf[0] = '\0';
+        if (!member || (strcmp(member, "Register") != 0 && strcmp(member, "Delete") != 0))
+                return;
+        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read_basic(m, 's', &arg) <= 0 || !arg)
+                return;
+        n = strcspn(arg, " \t;");
+        if (n < size)
+                snprintf(buf, size, "%.*s", (int) n, arg);
 }
 
 /* Every handler's result goes through here: refusals are logged, rate
- * limited. */
+ * limited, with the event and the caller when known. */
 static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
-        if (r < 0 && sd_bus_error_is_set(error))
-                log_limited(&b->refusal_ratelimit, "refusals", "Refused %s of %s: %s: %s",
-                            sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
-                            error->name ?: "?", error->message ?: "");
+        char event[EVENT_NAME_MAX + 1];
+        struct log_about about = { .message_id = UEB_MESSAGE_CALL_REFUSED, .uid = LOG_UID_NONE, .event = event };
+        struct session *s;
+
+        if (r >= 0 || !sd_bus_error_is_set(error))
+                return r;
+        refused_event_name(m, event, sizeof(event));
+        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
+        if (s && s->identified) {
+                about.uid = s->uid;
+                about.pid = s->pid;
+        }
+        log_limited(&b->refusal_ratelimit, "refusals", &about, "Refused %s of %s: %s: %s",
+                    sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
+                    error->name ?: "?", error->message ?: "");
         return r;
 }
 
@@ -209,6 +238,8 @@ static void eviction_done(struct eviction *e) {
 static void evict(struct broker *b, struct broker_event *victim, const char *for_name, uid_t uid,
                   struct eviction *ret) {
         log_limited(&b->event_log_ratelimit, "event changes",
+                    &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_EVICTED, .event = victim->def->name,
+                                          .uid = uid },
                     "Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was unused "
                     "and %s.", victim->def->name, victim->status_index, (unsigned) victim->owner_uid, for_name,
                     (unsigned) uid, victim->owner_uid == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
@@ -346,6 +377,8 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         }
         if (created_event) {
                 log_limited(&b->event_log_ratelimit, "event changes",
+                            &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_CREATED, .event = ev->def->name,
+                                                  .uid = s->uid, .pid = s->pid },
                             "Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
                             (unsigned) s->uid, (int) s->pid, ev->status_index);
                 events_changed(b);
@@ -433,7 +466,10 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "event %s is being listened to; stop recording or tracing it first", name);
 
-        log_info("Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
+        log_struct(LOG_INFO,
+                   &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_DELETED, .event = name, .uid = s->uid,
+                                         .pid = s->pid },
+                   "Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
         event_registry_remove(&b->registry, ev);
         events_changed(b);
         return sd_bus_reply_method_return(m, NULL);

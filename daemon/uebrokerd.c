@@ -327,7 +327,7 @@ static int run(int argc, char *argv[]) {
         sigset_t mask;
         int r;
 
-        log_setup();
+        log_setup("uebrokerd");
         r = parse_argv(argc, argv, &o);
         if (r <= 0)
                 return r;
