@@ -808,7 +808,7 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
         int r;
 
         b->limits = *limits;
-        b->max_sessions = sessions_within_fd_limit(b->limits.clients, b->provider_ops->fds_per_session);
+        b->max_sessions = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
         b->reservations = reservations;
         polkit_registry_set_max_per_uid(b->polkit, b->limits.authorizations_per_user);
         if (broker_max_events(b) != old_max_events) {
