@@ -151,7 +151,7 @@ with open(sys.argv[2], "a") as log:
         log.flush()
 ' "$dir/notify" "$UEBROKER_NOTIFY_LOG" >"$dir/notify.ready" &
         notify_pid=$!
-        for i in $(seq 1 100); do
+        for _ in $(seq 1 100); do
                 [ -s "$dir/notify.ready" ] && break
                 sleep 0.05
         done
@@ -167,7 +167,7 @@ if [ -n "$polkit_mock" ]; then
         DBUS_SYSTEM_BUS_ADDRESS="$address" /usr/bin/python3 -m dbusmock --system --template polkitd \
                 </dev/null >"$dir/polkit.log" 2>&1 &
         polkit_pid=$!
-        for i in $(seq 1 200); do
+        for _ in $(seq 1 200); do
                 busctl --address="$address" status org.freedesktop.PolicyKit1 >/dev/null 2>&1 && break
                 kill -0 "$polkit_pid" 2>/dev/null || break
                 sleep 0.05

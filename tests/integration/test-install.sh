@@ -127,8 +127,12 @@ service="$dest$UEB_DBUS_SERVICES_DIR/org.uebroker1.service"
 if [ -f "$unit" ] && [ -f "$service" ]; then
         exec_start="$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")"
         check "unit ExecStart= is the installed daemon" "$UEB_SBINDIR/uebrokerd" "$exec_start"
-        [ -x "$dest$exec_start" ] && ok "ExecStart= binary is installed and executable" ||
+        if [ -x "$dest$exec_start" ]; then
+                ok "ExecStart= binary is installed and executable"
+        else
                 fail "$exec_start is not installed executable"
+        fi
+        # shellcheck disable=SC2016 # $MAINPID is systemd's, literally
         check "unit ExecReload= sends SIGHUP" 'ExecReload=/bin/kill -HUP $MAINPID' "$(grep '^ExecReload=' "$unit")"
         check "unit BusName= is the activation file's Name=" "$(sed -n 's/^Name=//p' "$service")" \
                 "$(sed -n 's/^BusName=//p' "$unit")"
@@ -142,8 +146,11 @@ if [ -f "$unit" ] && [ -f "$service" ]; then
                         case "$page" in
                         man:*\(*\))
                                 name="${page#man:}"; section="${name#*(}"; section="${section%)}"; name="${name%(*}"
-                                [ -f "$dest$UEB_MANDIR/man$section/$name.$section" ] &&
-                                        ok "Documentation= $page is installed" || fail "Documentation= $page is not installed"
+                                if [ -f "$dest$UEB_MANDIR/man$section/$name.$section" ]; then
+                                        ok "Documentation= $page is installed"
+                                else
+                                        fail "Documentation= $page is not installed"
+                                fi
                                 ;;
                         *) fail "Documentation= $page is not a man: page" ;;
                         esac
@@ -166,7 +173,11 @@ if command -v xmllint >/dev/null; then
         for f in "$UEB_DBUS_POLICY_DIR/org.uebroker1.conf" "$UEB_DBUS_INTERFACES_DIR/org.uebroker1.Broker.xml" \
                  "$UEB_POLKIT_ACTIONS_DIR/org.uebroker1.policy"; do
                 [ -f "$dest$f" ] || continue
-                xmllint --noout "$dest$f" 2>&1 && ok "$f is well-formed XML" || fail "$f is not well-formed XML"
+                if xmllint --noout "$dest$f" 2>&1; then
+                        ok "$f is well-formed XML"
+                else
+                        fail "$f is not well-formed XML"
+                fi
         done
 else
         fail "xmllint (libxml2-utils) is missing"
@@ -228,9 +239,11 @@ if meson setup "$scratch/b" "$src" -Dprefix=/usr -Dtests=disabled -Dman=disabled
                         fail "option did not put $file in $dir: $plan"
                 fi
         done
-        grep -q '"/etc/uebroker/uebrokerd.conf"' "$scratch/b/build-paths.h" &&
-                ok "prefix /usr: the daemon is built to read /etc/uebroker/uebrokerd.conf" ||
+        if grep -q '"/etc/uebroker/uebrokerd.conf"' "$scratch/b/build-paths.h"; then
+                ok "prefix /usr: the daemon is built to read /etc/uebroker/uebrokerd.conf"
+        else
                 fail "prefix /usr: build-paths.h has $(cat "$scratch/b/build-paths.h")"
+        fi
 else
         cat "$scratch/setup.log"
         fail "meson setup with every directory option overridden"

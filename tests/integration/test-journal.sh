@@ -26,7 +26,7 @@ log="$(mktemp "${TMPDIR:-/tmp}/uebroker-journal.XXXXXX")" || exit 2
 /usr/bin/python3 "$here/fake-journald.py" /run/systemd/journal/socket "$log" >"$log.ready" &
 journald_pid=$!
 trap 'kill "$journald_pid" 2>/dev/null; rm -f "$log" "$log.ready"' EXIT
-for i in $(seq 1 100); do
+for _ in $(seq 1 100); do
         [ -s "$log.ready" ] && break
         sleep 0.05
 done
