@@ -115,6 +115,8 @@ void log_fields_build(struct log_fields *f, int level, const char *identifier, c
         }
 }
 
+static int log_message(int level, int error, const struct log_about *about, const char *format, va_list ap)
+        __attribute__((format(printf, 4, 0)));
 static int log_message(int level, int error, const struct log_about *about, const char *format, va_list ap) {
         int saved_errno = errno;
         char buf[LOG_FIELD_VALUE_MAX];
