@@ -26,7 +26,7 @@ check() { # check DESCRIPTION EXPECTED ACTUAL
 }
 
 for v in UEB_PREFIX UEB_SBINDIR UEB_BINDIR UEB_LIBDIR UEB_INCLUDEDIR UEB_DATADIR UEB_MANDIR UEB_CONFIG_FILE \
-         UEB_UNIT_DIR UEB_DBUS_POLICY_DIR UEB_DBUS_SERVICES_DIR UEB_DBUS_INTERFACES_DIR UEB_POLKIT_ACTIONS_DIR \
+         UEB_UNIT_DIR UEB_CATALOG_DIR UEB_DBUS_POLICY_DIR UEB_DBUS_SERVICES_DIR UEB_DBUS_INTERFACES_DIR UEB_POLKIT_ACTIONS_DIR \
          UEB_POLKIT_RULES_DIR UEB_POLKIT_EXAMPLE_RULES UEB_COMPLETIONS_DIR UEB_MAN UEB_OPTIONS_SET; do
         [ -n "${!v+x}" ] || { echo "test-install: $v is not set (run me from meson test)" >&2; exit 2; }
 done
@@ -56,6 +56,7 @@ pc_dir() { # pc_dir PACKAGE VARIABLE [SUBDIR]
 }
 if [ "$UEB_OPTIONS_SET" = "no" ]; then
         for spec in "systemd systemdsystemunitdir - UEB_UNIT_DIR" \
+                    "systemd catalogdir - UEB_CATALOG_DIR" \
                     "dbus-1 datadir dbus-1/system.d UEB_DBUS_POLICY_DIR" \
                     "dbus-1 system_bus_services_dir - UEB_DBUS_SERVICES_DIR" \
                     "dbus-1 interfaces_dir - UEB_DBUS_INTERFACES_DIR" \
@@ -89,6 +90,7 @@ expected=(
         "$UEB_INCLUDEDIR/uebroker.h"
         "$UEB_CONFIG_FILE"
         "$UEB_UNIT_DIR/uebrokerd.service"
+        "$UEB_CATALOG_DIR/uebroker.catalog"
         "$UEB_DBUS_POLICY_DIR/org.uebroker1.conf"
         "$UEB_DBUS_SERVICES_DIR/org.uebroker1.service"
         "$UEB_DBUS_INTERFACES_DIR/org.uebroker1.Broker.xml"
@@ -158,6 +160,25 @@ if [ -f "$unit" ] && [ -f "$service" ]; then
         fi
 fi
 
+# The journal catalog explains every MESSAGE_ID the daemon uses: journalctl
+# builds its database from the staged tree (which adds that database file,
+# so after the tree check) and lists them.
+ids="$(sed -n 's/^#define UEB_MESSAGE_[A-Z_]* "\([0-9a-f]*\)"$/\1/p' "$src/daemon/message-ids.h")"
+if [ "$(echo "$ids" | wc -w)" -lt 4 ]; then
+        fail "no message ids found in daemon/message-ids.h"
+elif ! journalctl --root="$dest" --update-catalog 2>&1; then
+        fail "journalctl --update-catalog rejects the installed catalog"
+else
+        catalog="$(journalctl --root="$dest" --list-catalog 2>&1)"
+        for id in $ids; do
+                if echo "$catalog" | grep -q "^$id uebroker: "; then
+                        ok "the catalog explains MESSAGE_ID=$id"
+                else
+                        fail "MESSAGE_ID=$id is not in the catalog: $catalog"
+                fi
+        done
+fi
+
 # The installed daemon reads the configuration path it was built with.
 daemon="$dest$UEB_SBINDIR/uebrokerd"
 if [ -x "$daemon" ]; then
@@ -225,11 +246,11 @@ fi
 # compilation: meson introspect reads the install plan).
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-install-opts.XXXXXX")" || exit 2
 if meson setup "$scratch/b" "$src" -Dprefix=/usr -Dtests=disabled -Dman=disabled \
-        -Dsystemdsystemunitdir=/o/unit -Ddbus_system_policy_dir=/o/policy -Ddbus_system_services_dir=/o/services \
+        -Dsystemdsystemunitdir=/o/unit -Dsystemd_catalog_dir=/o/catalog -Ddbus_system_policy_dir=/o/policy -Ddbus_system_services_dir=/o/services \
         -Ddbus_interfaces_dir=/o/interfaces -Dpolkit_actions_dir=/o/actions -Dpolkit_rules_dir=/o/rules \
         -Dpolkit_example_rules=true -Dbash_completions_dir=/o/completions >"$scratch/setup.log" 2>&1; then
         plan="$(meson introspect "$scratch/b" --installed)"
-        for pair in "uebrokerd.service:/o/unit" "org.uebroker1.conf:/o/policy" "org.uebroker1.service:/o/services" \
+        for pair in "uebrokerd.service:/o/unit" "uebroker.catalog:/o/catalog" "org.uebroker1.conf:/o/policy" "org.uebroker1.service:/o/services" \
                     "org.uebroker1.Broker.xml:/o/interfaces" "org.uebroker1.policy:/o/actions" \
                     "50-uebroker-example.rules:/o/rules" "uebctl:/o/completions" "uebrokerd.conf:/etc/uebroker"; do
                 file="${pair%%:*}"; dir="${pair#*:}"
