@@ -46,12 +46,8 @@ expect_eq "Provider" 's "embedded"' \
 intro="$(busctl --address="$addr" introspect org.uebroker1 /org/uebroker1 org.uebroker1.Broker)" || fail "introspect"
 for line in '.Register +method +s +hhuu' '.Unregister +method +u +-' '.Delete +method +sb +-' \
             '.ListEvents +method +- +a\(ssuub\)' '.GetStatus +method +- +s' '.Record +method +as +h' \
-<<<<<<< HEAD
-            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +emits-change'; do
-=======
             '.RecordMatching +method +as +h' '.EventAdded +signal +ssu +-' '.EventRemoved +signal +s +-' \
-            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +const'; do
->>>>>>> main
+            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +emits-change'; do
         grep -Eq "^\\$line" <<<"$intro" && echo "ok: introspect $line" || fail "introspect lacks $line"
 done
 

@@ -88,6 +88,7 @@ expected=(
         "$UEB_LIBDIR/libuebroker.so.1.0.0"
         "$UEB_LIBDIR/pkgconfig/uebroker.pc"
         "$UEB_INCLUDEDIR/uebroker.h"
+        "$UEB_INCLUDEDIR/uebroker-record.h"
         "$UEB_CONFIG_FILE"
         "$UEB_UNIT_DIR/uebrokerd.service"
         "$UEB_CATALOG_DIR/uebroker.catalog"
@@ -228,7 +229,9 @@ if [ -f "$completion" ]; then
         # Completing as bash-completion would: "uebctl re<TAB>", "uebctl --s<TAB>",
         # "uebctl record --<TAB>".
         complete_words() {
+                # compopt works only inside a real completion: a no-op here.
                 bash -c 'source /usr/share/bash-completion/bash_completion && source "$1" && shift &&
+                         compopt() { :; } &&
                          COMP_WORDS=("$@") && COMP_CWORD=$(($# - 1)) && COMP_LINE="$*" && COMP_POINT=${#COMP_LINE} &&
                          _uebctl uebctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}";
                          echo "${COMPREPLY[*]}"' _ "$completion" "$@" 2>&1
@@ -236,7 +239,10 @@ if [ -f "$completion" ]; then
         if [ -f /usr/share/bash-completion/bash_completion ]; then
                 check "completes commands" "record" "$(complete_words uebctl re)"
                 check "completes global options" "--system --session" "$(complete_words uebctl --s)"
-                check "completes record's options" "--json --count=" "$(complete_words uebctl record --)"
+                check "completes record's options" "--count=" "$(complete_words uebctl record --c)"
+                check "completes delete's options" "--no-ask-password" "$(complete_words uebctl delete --no)"
+                check "completes --json= values" "pretty" "$(complete_words uebctl list --json=p)"
+                check "completes no option a command lacks" "" "$(complete_words uebctl emit --no)"
         else
                 fail "bash-completion is not installed"
         fi
