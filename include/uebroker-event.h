@@ -12,14 +12,18 @@
  *               UEB_FIELD(u32, count),
  *               UEB_STRING(msg))
  *
- * generates, as static inline functions:
+ * generates, as static inline functions and an enum:
  *
+ *     enum { ueb_n_fields_hello_tick = 2 };
  *     const char *ueb_definition_hello_tick(void);
  *             // "hello_tick u32 count; __data_loc char[] msg"
  *     int ueb_register_hello_tick(struct ueb_client *c, struct ueb_event **ret);
  *             // ueb_register() with that definition
  *     int ueb_write_hello_tick(struct ueb_event *e, uint32_t count, const char *msg);
  *             // ueb_write_values() with those values
+ *     void ueb_values_hello_tick(struct ueb_value *out, uint32_t count, const char *msg);
+ *             // the values alone, into out[ueb_n_fields_hello_tick]
+ *             // (for ueb_check_values(), or to write them later)
  *
  * and a program writes
  *
@@ -44,7 +48,8 @@
  * The write call does what ueb_write_values() does: the values are checked
  * against the definition the handle was registered with (they match by
  * construction) and written without copying the dynamic bytes. Field names
- * must not be ueb_event_ or ueb_values_ (the generated code's own names).
+ * must not be ueb_event_, ueb_out_ or ueb_values_ (the generated code's own
+ * names).
  */
 
 #include "uebroker.h"
@@ -78,6 +83,12 @@
 #define UEB_PARAM_UEBK_CHARS(n, name) , const char *name
 #define UEB_PARAM_UEBK_ARRAY(type, name) , const UEB_CTYPE_##type *name, size_t name##_count
 
+/* The arguments of one field, forwarded, each with its leading comma. */
+#define UEB_ARG_UEBK_SCALAR(type, name) , name
+#define UEB_ARG_UEBK_STRING(loc, name) , name
+#define UEB_ARG_UEBK_CHARS(n, name) , name
+#define UEB_ARG_UEBK_ARRAY(type, name) , name, name##_count
+
 /* The value of one field, with its trailing comma. */
 #define UEB_VALUE_UEBK_SCALAR(type, name) ueb_value_##type(name),
 #define UEB_VALUE_UEBK_STRING(loc, name) ueb_value_string(name),
@@ -94,6 +105,8 @@
 #define UEB_TEXT_NEXT_(field) "; " UEB_APPLY_(UEB_TEXT_, field)
 #define UEB_PARAM_(kind, a, b) UEB_DISPATCH_(UEB_PARAM_, kind, a, b)
 #define UEB_PARAM_EACH_(field) UEB_APPLY_(UEB_PARAM_, field)
+#define UEB_ARG_(kind, a, b) UEB_DISPATCH_(UEB_ARG_, kind, a, b)
+#define UEB_ARG_EACH_(field) UEB_APPLY_(UEB_ARG_, field)
 #define UEB_VALUE_(kind, a, b) UEB_DISPATCH_(UEB_VALUE_, kind, a, b)
 #define UEB_VALUE_EACH_(field) UEB_APPLY_(UEB_VALUE_, field)
 
@@ -119,15 +132,22 @@
 #define UEB_MAP_16(m, f, x, ...) f(x) UEB_MAP_15(m, m, __VA_ARGS__)
 
 #define UEB_EVENT(name, ...)                                                                                  \
+        enum { ueb_n_fields_##name = UEB_NARGS_(__VA_ARGS__) };                                               \
         static inline const char *ueb_definition_##name(void) {                                               \
                 return #name UEB_MAP_(UEB_TEXT_NEXT_, UEB_TEXT_FIRST_, __VA_ARGS__);                           \
         }                                                                                                     \
         static inline int ueb_register_##name(struct ueb_client *ueb_client_, struct ueb_event **ueb_ret_) {  \
                 return ueb_register(ueb_client_, ueb_definition_##name(), ueb_ret_);                          \
         }                                                                                                     \
-        static inline int ueb_write_##name(                                                                   \
-                struct ueb_event *ueb_event_ UEB_MAP_(UEB_PARAM_EACH_, UEB_PARAM_EACH_, __VA_ARGS__)) {        \
+        static inline void ueb_values_##name(                                                                 \
+                struct ueb_value *ueb_out_ UEB_MAP_(UEB_PARAM_EACH_, UEB_PARAM_EACH_, __VA_ARGS__)) {          \
                 const struct ueb_value ueb_values_[] = { UEB_MAP_(UEB_VALUE_EACH_, UEB_VALUE_EACH_,            \
                                                                   __VA_ARGS__) };                             \
-                return ueb_write_values(ueb_event_, ueb_values_, sizeof(ueb_values_) / sizeof(ueb_values_[0])); \
+                memcpy(ueb_out_, ueb_values_, sizeof(ueb_values_));                                           \
+        }                                                                                                     \
+        static inline int ueb_write_##name(                                                                   \
+                struct ueb_event *ueb_event_ UEB_MAP_(UEB_PARAM_EACH_, UEB_PARAM_EACH_, __VA_ARGS__)) {        \
+                struct ueb_value ueb_values_[ueb_n_fields_##name];                                            \
+                ueb_values_##name(ueb_values_ UEB_MAP_(UEB_ARG_EACH_, UEB_ARG_EACH_, __VA_ARGS__));            \
+                return ueb_write_values(ueb_event_, ueb_values_, ueb_n_fields_##name);                        \
         }
