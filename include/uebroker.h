@@ -11,11 +11,16 @@
  *     ueb_register(c, "tick u32 count; __data_loc char[] msg", &tick);
  *     ...
  *     if (tick && ueb_enabled(tick)) {                 // one byte load
- *             struct iovec iov[] = { ... payload ... };
- *             ueb_write(tick, iov, 2);                 // one non-blocking write
+ *             struct ueb_value v[] = { ueb_value_u32(n), ueb_value_string("hi") };
+ *             ueb_write_values(tick, v, 2);            // one non-blocking write
  *     }
  *     ...
  *     ueb_close(c);
+ *
+ * ueb_write_values() builds the payload from the definition (see "Typed
+ * writes" below); ueb_write() takes the payload as iovec elements, laid out
+ * by the caller. <uebroker-event.h> declares an event once in C
+ * (UEB_EVENT) and generates the register and typed write calls.
  *
  * The broker is asked once, at registration; from then on the program
  * checks its status byte and writes to the data file itself. The broker is
@@ -42,9 +47,9 @@
  * broker restarts (it watches the broker's bus name and the data file), so
  * a host never has to notice. Attempts are rate-limited.
  *
- * Threads: ueb_enabled(), ueb_write(), ueb_registered() and the statistics
- * calls are safe from any thread at any time, concurrently with each other
- * and with re-registration. ueb_open(), ueb_register(), ueb_unregister()
+ * Threads: ueb_enabled(), ueb_write(), ueb_write_values(), ueb_check_values(),
+ * ueb_registered() and the statistics calls are safe from any thread at any
+ * time, concurrently with each other and with re-registration. ueb_open(), ueb_register(), ueb_unregister()
  * and ueb_last_error() are serialized by a per-client mutex and may also be
  * called from any thread. A handle must not be used after ueb_unregister()
  * or ueb_close() released it: the caller makes sure no other thread still
@@ -56,7 +61,8 @@
  * may call ueb_close() to release its copies.
  *
  * Return values: negative errno on failure, as documented per call.
- * Symbols are versioned (LIBUEBROKER_1).
+ * Symbols are versioned: LIBUEBROKER_1, and LIBUEBROKER_1.1 for
+ * ueb_write_values() and ueb_check_values().
  */
 
 #include <stdbool.h>
@@ -161,7 +167,7 @@ int ueb_unregister(struct ueb_event *e);
 int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt);
 
 /*
- * Typed writes: the values of an event's fields, one struct ueb_value per
+ * Typed writes (LIBUEBROKER_1.1): the values of an event's fields, one struct ueb_value per
  * field in the order of the definition; the library builds the payload from
  * the definition given to ueb_register() (dynamic fields' locations and
  * their bytes included) and writes it like ueb_write(). Declaring an event
