@@ -41,9 +41,19 @@ static void usage(FILE *out) {
                 "(U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069). With --json the\n"
                 "same characters are \\uNNNN escapes and each invalid byte NN is \\udcNN\n"
                 "(U+DC80 + byte, as Python's surrogateescape). Other UTF-8 is printed as is.\n"
+                "\nstatus prints the status text of the original user_events_status file: one\n"
+                "line per event (\"INDEX:NAME\", \" # Used by ...\" while someone listens), then\n"
+                "Active (events), Busy (events someone listens to) and Max, the size of the\n"
+                "status page in bytes (4096, one byte per event, as the original interface\n"
+                "defines it). Index 0 is never handed out and the broker's Events= limit\n"
+                "applies, so how many events fit is the MaxEvents property (at most 4095):\n"
+                "  busctl get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker MaxEvents\n"
                 "\nExamples:\n"
                 "  uebctl emit 'hello u32 a; char[8] b' a=1 b=hi\n"
-                "  uebctl record hello            prints: [uid 1000 pid 884] hello: a=1 b=hi\n");
+                "      creates hello and writes nothing: \"hello: not enabled, nothing written\"\n"
+                "  uebctl record hello\n"
+                "      (in another terminal) listens; the same emit now says \"hello: written\n"
+                "      (12 bytes)\" and record prints: [uid 1000 pid 884] hello: a=1 b=hi\n");
 }
 
 int main(int argc, char *argv[]) {
