@@ -37,19 +37,33 @@ static int encode_fail(struct event_error *error, const char *format, ...) {
         return -EINVAL;
 }
 
-/* A refused value, named by its field: "field 2 (msg): ...". */
-static int field_fail(struct event_error *error, int code, const struct event_def *ev, const struct event_field *f,
-                      const char *format, ...) __attribute__((format(printf, 5, 6)));
-static int field_fail(struct event_error *error, int code, const struct event_def *ev, const struct event_field *f,
-                      const char *format, ...) {
+/* How a refused value is named: typed values come in field order ("field 2
+ * (msg): ..."), text assignments by name ("msg: ...", as the caller wrote). */
+enum value_naming {
+        NAMED_BY_POSITION,
+        NAMED_BY_NAME,
+};
+
+struct encode_error {
+        struct event_error *error;
+        enum value_naming naming;
+};
+
+static int field_fail(const struct encode_error *e, int code, const struct event_def *ev,
+                      const struct event_field *f, const char *format, ...) __attribute__((format(printf, 5, 6)));
+static int field_fail(const struct encode_error *e, int code, const struct event_def *ev,
+                      const struct event_field *f, const char *format, ...) {
         char prefix[EVENT_FIELD_NAME_MAX + 32];
         va_list ap;
 
-        if (!error)
+        if (!e->error)
                 return code;
-        snprintf(prefix, sizeof(prefix), "field %zu (%s): ", (size_t) (f - ev->fields) + 1, f->name);
+        if (e->naming == NAMED_BY_POSITION)
+                snprintf(prefix, sizeof(prefix), "field %zu (%s): ", (size_t) (f - ev->fields) + 1, f->name);
+        else
+                snprintf(prefix, sizeof(prefix), "%s: ", f->name);
         va_start(ap, format);
-        encode_failv(error, code, prefix, format, ap);
+        encode_failv(e->error, code, prefix, format, ap);
         va_end(ap);
         return code;
 }
@@ -190,13 +204,13 @@ static bool integer_in_range(const struct ueb_value *v) {
         return v->u >> bits == 0;
 }
 
-int event_encode_values(const struct event_def *ev, const struct ueb_value *values, size_t n, uint8_t *fixed,
-                        struct event_encode_span *spans, size_t *ret_n_spans, size_t *ret_len,
-                        struct event_error *error) {
+static int encode_values(const struct event_def *ev, const struct ueb_value *values, size_t n, uint8_t *fixed,
+                         struct event_encode_span *spans, size_t *ret_n_spans, size_t *ret_len,
+                         const struct encode_error *error) {
         size_t len = ev->min_size, n_spans = 0;
 
         if (n != ev->n_fields)
-                return encode_fail(error, "event %s has %zu field%s, %zu value%s given", ev->name, ev->n_fields,
+                return encode_fail(error->error, "event %s has %zu field%s, %zu value%s given", ev->name, ev->n_fields,
                                    ev->n_fields == 1 ? "" : "s", n, n == 1 ? "" : "s");
 
         for (size_t i = 0; i < n; i++) {
@@ -276,15 +290,23 @@ int event_encode_values(const struct event_def *ev, const struct ueb_value *valu
                 }
         }
         if (len + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
-                return encode_fail(error, "the payload would be longer than %u bytes", DYNAMIC_MAX);
+                return encode_fail(error->error, "the payload would be longer than %u bytes", DYNAMIC_MAX);
 
         *ret_n_spans = n_spans;
         *ret_len = len;
         return 0;
 }
 
-int event_encode_values_alloc(const struct event_def *ev, const struct ueb_value *values, size_t n, void **ret,
-                              size_t *ret_len, struct event_error *error) {
+int event_encode_values(const struct event_def *ev, const struct ueb_value *values, size_t n, uint8_t *fixed,
+                        struct event_encode_span *spans, size_t *ret_n_spans, size_t *ret_len,
+                        struct event_error *error) {
+        const struct encode_error e = { error, NAMED_BY_POSITION };
+
+        return encode_values(ev, values, n, fixed, spans, ret_n_spans, ret_len, &e);
+}
+
+static int encode_values_alloc(const struct event_def *ev, const struct ueb_value *values, size_t n, void **ret,
+                               size_t *ret_len, const struct encode_error *error) {
         struct event_encode_span spans[EVENT_DYNAMIC_FIELDS_MAX];
         _cleanup_free_ uint8_t *payload = NULL;
         size_t n_spans, len, at;
@@ -294,7 +316,7 @@ int event_encode_values_alloc(const struct event_def *ev, const struct ueb_value
         payload = malloc(ev->min_size ?: 1);
         if (!payload)
                 return -ENOMEM;
-        r = event_encode_values(ev, values, n, payload, spans, &n_spans, &len, error);
+        r = encode_values(ev, values, n, payload, spans, &n_spans, &len, error);
         if (r < 0)
                 return r;
         /* The spans point into @values, not into the payload. */
@@ -315,6 +337,13 @@ int event_encode_values_alloc(const struct event_def *ev, const struct ueb_value
         payload = NULL;
         *ret_len = len;
         return 0;
+}
+
+int event_encode_values_alloc(const struct event_def *ev, const struct ueb_value *values, size_t n, void **ret,
+                              size_t *ret_len, struct event_error *error) {
+        const struct encode_error e = { error, NAMED_BY_POSITION };
+
+        return encode_values_alloc(ev, values, n, ret, ret_len, &e);
 }
 
 /* Room for the bytes of hex-valued fields: a struct's size whether assigned
@@ -404,7 +433,8 @@ int event_encode_payload(const struct event_def *ev, char *const *assignments, s
                         values[i] = ueb_value_string(text ?: "");
         }
 
-        r = event_encode_values_alloc(ev, values, ev->n_fields, ret, ret_len, error);
+        r = encode_values_alloc(ev, values, ev->n_fields, ret, ret_len,
+                                &(const struct encode_error) { error, NAMED_BY_NAME });
         /* One code for any assignment refused, whatever the reason. */
         if (r == -EMSGSIZE) {
                 if (error)

@@ -90,7 +90,7 @@ START_TEST(test_refusals) {
         check_refused("e u8 a", unknown, 1, "no field 'q'");
         check_refused("e u8 a", twice, 2, "twice");
         check_refused("e u8 a", noeq, 1, "FIELD=VALUE");
-        check_refused("e char[8] b", longs, 1, "9 bytes do not fit");
+        check_refused("e char[8] b", longs, 1, "b: 9 bytes do not fit in char[8]");
         check_refused("e struct t p 4", odd, 1, "pairs");
         check_refused("e struct t p 4", big, 1, "5 bytes do not fit in 4");
         check_refused("e u8 a", empty, 1, "empty");
