@@ -356,8 +356,14 @@ static size_t hex_room(const struct event_field *f, const char *value) {
         return 0;
 }
 
-int event_encode_payload(const struct event_def *ev, char *const *assignments, size_t n, void **ret,
-                         size_t *ret_len, struct event_error *error) {
+void event_text_values_done(struct event_text_values *v) {
+        free(v->values);
+        free(v->bytes);
+        *v = (struct event_text_values) {};
+}
+
+int event_values_from_text(const struct event_def *ev, char *const *assignments, size_t n,
+                           struct event_text_values *ret, struct event_error *error) {
         _cleanup_free_ const char **texts = NULL;
         _cleanup_free_ struct ueb_value *values = NULL;
         _cleanup_free_ uint8_t *hex = NULL;
@@ -433,7 +439,21 @@ int event_encode_payload(const struct event_def *ev, char *const *assignments, s
                         values[i] = ueb_value_string(text ?: "");
         }
 
-        r = encode_values_alloc(ev, values, ev->n_fields, ret, ret_len,
+        *ret = (struct event_text_values) { .values = values, .n_values = ev->n_fields, .bytes = hex };
+        values = NULL;
+        hex = NULL;
+        return 0;
+}
+
+int event_encode_payload(const struct event_def *ev, char *const *assignments, size_t n, void **ret,
+                         size_t *ret_len, struct event_error *error) {
+        _cleanup_(event_text_values_done) struct event_text_values v = {};
+        int r;
+
+        r = event_values_from_text(ev, assignments, n, &v, error);
+        if (r < 0)
+                return r;
+        r = encode_values_alloc(ev, v.values, v.n_values, ret, ret_len,
                                 &(const struct encode_error) { error, NAMED_BY_NAME });
         /* One code for any assignment refused, whatever the reason. */
         if (r == -EMSGSIZE) {

@@ -65,6 +65,22 @@ int event_encode_values(const struct event_def *ev, const struct ueb_value *valu
 int event_encode_values_alloc(const struct event_def *ev, const struct ueb_value *values, size_t n, void **ret,
                               size_t *ret_len, struct event_error *error);
 
+/* The typed values of "field=value" text: one per field, in field order
+ * (what is not assigned is zero or empty). They point into @assignments
+ * and into @bytes (hex-decoded), which live until event_text_values_done(). */
+struct event_text_values {
+        struct ueb_value *values;
+        size_t n_values;
+        uint8_t *bytes;
+};
+
+/* Parses @n assignments into *@ret: 0, or -EINVAL with a message in @error
+ * (if not NULL) naming the assignment at fault (a value too long for its
+ * field is found by the encoder, later), or -ENOMEM. */
+int event_values_from_text(const struct event_def *ev, char *const *assignments, size_t n,
+                           struct event_text_values *ret, struct event_error *error);
+void event_text_values_done(struct event_text_values *v);
+
 /* @assignments: @n strings "name=value". Returns 0 with a malloc()ed
  * payload in *ret (free()) and its length, or -EINVAL with a message in
  * @error (if not NULL) naming the assignment at fault, or -ENOMEM. */
