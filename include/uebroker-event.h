@@ -131,21 +131,25 @@
 #define UEB_MAP_15(m, f, x, ...) f(x) UEB_MAP_14(m, m, __VA_ARGS__)
 #define UEB_MAP_16(m, f, x, ...) f(x) UEB_MAP_15(m, m, __VA_ARGS__)
 
+/* A program need not call every generated function (clang warns about
+ * unused static inline functions of the main file). */
+#define UEB_UNUSED_ __attribute__((unused))
+
 #define UEB_EVENT(name, ...)                                                                                  \
         enum { ueb_n_fields_##name = UEB_NARGS_(__VA_ARGS__) };                                               \
-        static inline const char *ueb_definition_##name(void) {                                               \
+        UEB_UNUSED_ static inline const char *ueb_definition_##name(void) {                                               \
                 return #name UEB_MAP_(UEB_TEXT_NEXT_, UEB_TEXT_FIRST_, __VA_ARGS__);                           \
         }                                                                                                     \
-        static inline int ueb_register_##name(struct ueb_client *ueb_client_, struct ueb_event **ueb_ret_) {  \
+        UEB_UNUSED_ static inline int ueb_register_##name(struct ueb_client *ueb_client_, struct ueb_event **ueb_ret_) {  \
                 return ueb_register(ueb_client_, ueb_definition_##name(), ueb_ret_);                          \
         }                                                                                                     \
-        static inline void ueb_values_##name(                                                                 \
+        UEB_UNUSED_ static inline void ueb_values_##name(                                                                 \
                 struct ueb_value *ueb_out_ UEB_MAP_(UEB_PARAM_EACH_, UEB_PARAM_EACH_, __VA_ARGS__)) {          \
                 const struct ueb_value ueb_values_[] = { UEB_MAP_(UEB_VALUE_EACH_, UEB_VALUE_EACH_,            \
                                                                   __VA_ARGS__) };                             \
                 memcpy(ueb_out_, ueb_values_, sizeof(ueb_values_));                                           \
         }                                                                                                     \
-        static inline int ueb_write_##name(                                                                   \
+        UEB_UNUSED_ static inline int ueb_write_##name(                                                                   \
                 struct ueb_event *ueb_event_ UEB_MAP_(UEB_PARAM_EACH_, UEB_PARAM_EACH_, __VA_ARGS__)) {        \
                 struct ueb_value ueb_values_[ueb_n_fields_##name];                                            \
                 ueb_values_##name(ueb_values_ UEB_MAP_(UEB_ARG_EACH_, UEB_ARG_EACH_, __VA_ARGS__));            \
