@@ -167,8 +167,9 @@ int ueb_unregister(struct ueb_event *e);
 int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt);
 
 /*
- * Typed writes (LIBUEBROKER_1.1): the values of an event's fields, one struct ueb_value per
- * field in the order of the definition; the library builds the payload from
+ * Typed writes (LIBUEBROKER_1.1): the values of an event's fields, one
+ * struct ueb_value per field in the order of the definition; the library
+ * builds the payload from
  * the definition given to ueb_register() (dynamic fields' locations and
  * their bytes included) and writes it like ueb_write(). Declaring an event
  * once with UEB_EVENT() (<uebroker-event.h>) generates these calls with C
@@ -192,7 +193,8 @@ int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt);
  *   struct TAG NAME SIZE   UEB_TYPE_BYTES of exactly SIZE bytes
  * Anything else is refused before a byte is written: the wrong number of
  * values, a value of another type or size, an integer outside its type, a
- * NULL pointer with a non-zero length, a whole number of elements missed.
+ * NULL pointer with a non-zero length, a dynamic array that is not a whole
+ * number of elements.
  *
  * The enum values and the layout of struct ueb_value are ABI.
  */
@@ -282,7 +284,8 @@ int ueb_write_values(struct ueb_event *e, const struct ueb_value *values, size_t
 
 /*
  * Checks @values against @e's definition as ueb_write_values() does, and
- * writes nothing: returns 0, -EINVAL or -EMSGSIZE, and when @message is not
+ * writes nothing: returns 0, -EINVAL, -EMSGSIZE (or -ENOMEM, see
+ * UEB_VALUES_STACK_MAX), and when @message is not
  * NULL, a NUL-terminated explanation ("field 2 (msg): __data_loc char[]
  * takes a string, not u32") of at most @size bytes, "" when valid. For
  * tests and debugging; it does not touch the statistics.
