@@ -169,11 +169,10 @@ int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt);
 /*
  * Typed writes (LIBUEBROKER_1.1): the values of an event's fields, one
  * struct ueb_value per field in the order of the definition; the library
- * builds the payload from
- * the definition given to ueb_register() (dynamic fields' locations and
- * their bytes included) and writes it like ueb_write(). Declaring an event
- * once with UEB_EVENT() (<uebroker-event.h>) generates these calls with C
- * types checked by the compiler.
+ * builds the payload from the definition given to ueb_register() (dynamic
+ * fields' locations and their bytes included) and writes it like
+ * ueb_write(). Declaring an event once with UEB_EVENT() (<uebroker-event.h>)
+ * generates these calls with C types checked by the compiler.
  *
  * Which value a field takes (the field's type as ueb_register() got it):
  *   u8 u16 u32 u64 unsigned char/short/int
