@@ -31,7 +31,8 @@ struct recorded_event {
         int id;                         /* events/user_events/NAME/id */
         char *name;
         uint16_t name_len;
-        bool registered;                /* an enabler on our page */
+        uint32_t slot;                  /* its enabler's byte on our page (1..) */
+        bool registered;                /* that enabler is there */
 };
 
 struct recorder_cpu {
@@ -65,12 +66,12 @@ static int compare_by_id(const void *a, const void *b) {
         return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Removes our enabler for event @i (status index i + 1 of our page). */
+/* Removes our enabler for event @i. */
 static void event_unregister(struct upstream_recorder *r, size_t i) {
         struct upstream_user_unreg unreg = { .size = sizeof(unreg) };
         uint64_t addr;
 
-        upstream_enable_location((uint32_t) i + 1, (uint64_t) (uintptr_t) r->page, &addr, &unreg.disable_bit);
+        upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &unreg.disable_bit);
         unreg.disable_addr = addr;
         if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg) < 0 && errno != ENOENT)
                 log_warning_errno(errno, "Upstream recorder: cannot unregister %s: %m", r->events[i].name);
@@ -204,7 +205,8 @@ static int register_events(struct upstream_recorder *r, const struct upstream_re
                 };
                 uint64_t addr;
 
-                upstream_enable_location((uint32_t) i + 1, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
+                r->events[i].slot = (uint32_t) i + 1;
+                upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
                 reg.enable_addr = addr;
                 if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
                         return log_debug_errno(errno, "Upstream recorder: cannot register %s: %m", events[i].name);
