@@ -482,8 +482,11 @@ UEB_EXPORT int ueb_check_values(const struct ueb_event *e, const struct ueb_valu
         int r;
 
         r = fixed_buffer_init(&fixed, e->def->min_size);
-        if (r < 0)
+        if (r < 0) {
+                if (message && size > 0)
+                        snprintf(message, size, "%s", strerror(-r));
                 return r;
+        }
         r = event_encode_values(e->def, values, n, fixed.data, spans, &n_spans, &len, &error);
         if (message && size > 0)
                 snprintf(message, size, "%s", r < 0 ? error.message : "");
