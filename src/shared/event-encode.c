@@ -210,7 +210,7 @@ static int encode_values(const struct event_def *ev, const struct ueb_value *val
         size_t len = ev->min_size, n_spans = 0;
 
         if (n > 0 && !values)
-                return encode_fail(error->error, "%zu values at NULL", n);
+                return encode_fail(error->error, "%zu value%s at NULL", n, n == 1 ? "" : "s");
         if (n != ev->n_fields)
                 return encode_fail(error->error, "event %s has %zu field%s, %zu value%s given", ev->name, ev->n_fields,
                                    ev->n_fields == 1 ? "" : "s", n, n == 1 ? "" : "s");

@@ -218,7 +218,7 @@ START_TEST(test_typed_refusals) {
 
         memset(big, 'x', sizeof(big));
         check_typed_refused("e u8 a", one_u8, 0, -EINVAL, "event e has 1 field, 0 values given");
-        check_typed_refused("e u8 a", NULL, 1, -EINVAL, "1 values at NULL");
+        check_typed_refused("e u8 a", NULL, 1, -EINVAL, "1 value at NULL");
         check_typed_refused("e u8 a", (struct ueb_value[]) { ueb_value_u8(1), ueb_value_u8(2) }, 2, -EINVAL,
                             "1 field, 2 values");
         check_typed_refused("e u8 a", u8_s8, 1, -EINVAL, "field 1 (a): u8 takes u8, not s8");
