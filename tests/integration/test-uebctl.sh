@@ -61,6 +61,8 @@ record_end() {
 out="$("$UEBCTL" status)" || fail "status exits 0"
 check "status summary" "Active: 0" "$(echo "$out" | grep '^Active:')"
 echo "$out" | grep -q '^Max: 4096$' && ok "status max" || fail "status max: $out"
+"$UEBCTL" status --help | grep -q 'MaxEvents property (at most 4095' && ok "status --help explains Max: and MaxEvents" ||
+        fail "status --help lacks Max:/MaxEvents"
 run_list --json
 echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "empty list --json" || fail "empty list --json: $out"
 
