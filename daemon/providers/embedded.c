@@ -106,9 +106,7 @@ struct provider {
 static void recorder_release(struct recorder *r) {
         record_sink_free(r->sink);
         free(r->events);
-        for (size_t i = 0; i < r->n_patterns; i++)
-                free(r->patterns[i]);
-        free(r->patterns);
+        event_patterns_free(r->patterns, r->n_patterns);
         free(r);
 }
 
@@ -347,14 +345,10 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                         return ret;
         }
         if (n_patterns > 0) {
-                r->patterns = calloc(n_patterns, sizeof(*r->patterns));
+                r->patterns = event_patterns_copy(patterns, n_patterns);
                 if (!r->patterns)
                         return -ENOMEM;
-                for (; r->n_patterns < n_patterns; r->n_patterns++) {
-                        r->patterns[r->n_patterns] = strdup(patterns[r->n_patterns]);
-                        if (!r->patterns[r->n_patterns])
-                                return -ENOMEM;
-                }
+                r->n_patterns = n_patterns;
         }
 
         ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,

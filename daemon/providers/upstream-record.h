@@ -34,11 +34,18 @@ struct upstream_record_event {
 /* Per-CPU ring buffer of a recorder's instance. */
 #define UPSTREAM_RECORDER_BUFFER_KB 256u
 
+/* @n_events may be 0: a recording of patterns that match nothing yet. */
 int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_path,
                           const struct upstream_record_event *events, size_t n_events,
                           void (*on_gone)(void *userdata), void *userdata,
                           struct upstream_recorder **ret, int *ret_consumer_fd);
 struct upstream_recorder *upstream_recorder_free(struct upstream_recorder *r);
+
+/* An event joins a running recording (RecordMatching: registered after
+ * the recording started). 0 if it was recorded already. */
+int upstream_recorder_add_event(struct upstream_recorder *r, const struct upstream_record_event *event);
+/* The event leaves the recording, if it is in it. */
+void upstream_recorder_remove_event(struct upstream_recorder *r, const char *name);
 
 /* Removes the instances of recorders whose broker is gone (named with
  * another pid than ours). Returns how many. */

@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_name_char(char c) {
@@ -67,4 +68,27 @@ bool event_patterns_match(const char *const *patterns, size_t n, const char *nam
                 if (fnmatch(patterns[i], name, 0) == 0)
                         return true;
         return false;
+}
+
+char **event_patterns_free(char **patterns, size_t n) {
+        for (size_t i = 0; patterns && i < n; i++)
+                free(patterns[i]);
+        free(patterns);
+        return NULL;
+}
+
+char **event_patterns_copy(const char *const *patterns, size_t n) {
+        char **copy;
+
+        if (n == 0)
+                return NULL;
+        copy = calloc(n, sizeof(*copy));
+        if (!copy)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                copy[i] = strdup(patterns[i]);
+                if (!copy[i])
+                        return event_patterns_free(copy, i);
+        }
+        return copy;
 }

@@ -27,3 +27,8 @@ bool event_pattern_is_glob(const char *pattern);
 
 /* True if @name matches one of @patterns. */
 bool event_patterns_match(const char *const *patterns, size_t n, const char *name);
+
+/* A copy of @patterns (NULL for none); -ENOMEM as NULL with n > 0. */
+char **event_patterns_copy(const char *const *patterns, size_t n);
+/* Frees a copy; returns NULL. */
+char **event_patterns_free(char **patterns, size_t n);

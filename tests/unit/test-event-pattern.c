@@ -58,6 +58,21 @@ START_TEST(test_match) {
 }
 END_TEST
 
+START_TEST(test_copy) {
+        const char *const p[] = { "app_*", "db_?x" };
+        char **copy = event_patterns_copy(p, 2);
+
+        ck_assert_ptr_nonnull(copy);
+        ck_assert_ptr_ne(copy[0], p[0]);
+        ck_assert_str_eq(copy[0], "app_*");
+        ck_assert_str_eq(copy[1], "db_?x");
+        ck_assert(event_patterns_match((const char *const *) copy, 2, "db_rx"));
+        ck_assert_ptr_null(event_patterns_free(copy, 2));
+        ck_assert_ptr_null(event_patterns_copy(p, 0));
+        ck_assert_ptr_null(event_patterns_free(NULL, 0));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("event-pattern");
         TCase *tc = tcase_create("event-pattern");
@@ -65,6 +80,7 @@ int main(void) {
         tcase_add_test(tc, test_valid);
         tcase_add_test(tc, test_invalid);
         tcase_add_test(tc, test_match);
+        tcase_add_test(tc, test_copy);
         suite_add_tcase(s, tc);
         return check_tap_run(s);
 }
