@@ -34,6 +34,14 @@ call() {        # call USER METHOD ARGS...: dbus-send's reply or error, one line
         as "$u" dbus-send --system --print-reply --reply-timeout=20000 --dest=org.uebroker1 /org/uebroker1 \
                 "org.uebroker1.Broker.$method" "$@" 2>&1 | tr '\n' ' '
 }
+bus_get() {     # bus_get PROPERTY: the broker's property, as busctl prints it
+        busctl --system get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker "$1" 2>&1
+}
+# registrations EVENT: how many ListEvents reports ("" when not listed)
+registrations() {
+        busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>/dev/null |
+                sed -n 's/.*\["'"$1"'","[^"]*",[0-9]*,\([0-9]*\),[a-z]*\].*/\1/p'
+}
 REFUSED='^Error org\.freedesktop\.DBus\.Error\.(AccessDenied|InteractiveAuthorizationRequired)'
 finish() {
         echo "1..$n" >> $tap
@@ -148,23 +156,65 @@ check "and polkit lets tracer Record ($r)" not matches "$r" "$REFUSED|^Error org
 r=$(call tester Delete string:hello_tick boolean:false)
 check "tester, not in the group, is still refused Delete ($r)" matches "$r" "$REFUSED"
 
-# 10. the daemon's messages in the journal
+# 10. systemctl reload with changed limits: new calls see them, the
+#     sessions held stay; a bad file keeps the settings in force
+pid_before=$(systemctl show -P MainPID uebrokerd)
+max_before=$(bus_get MaxEvents)
+dropin=/etc/uebroker/uebrokerd.conf.d/50-system-test.conf
+mkdir -p /etc/uebroker/uebrokerd.conf.d
+printf '[Limits]\nEvents=100\nClientsPerUser=1\n' > $dropin
+check "systemctl reload uebrokerd, with a drop-in setting Events=100, ClientsPerUser=1" systemctl reload uebrokerd
+check "the same process answers (MainPID $pid_before)" test "$(systemctl show -P MainPID uebrokerd)" = "$pid_before"
+r=$(bus_get MaxEvents)
+check "MaxEvents follows Events= ($max_before -> $r)" test "$r" = "u 100"
+r=$(as tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "sysreload u32 a" 2>&1)
+info "tester Register while hello-events holds its one session: $r"
+check "a second session of tester is refused by ClientsPerUser=1 ($r)" matches "$r" 'ClientsPerUser|[Qq]uota'
+check "while hello-events keeps its registration (ListEvents: $(registrations hello_tick))" \
+        test "$(registrations hello_tick)" = 1
+count_before=$(grep -c 'hello_tick: count=' $T/trace)
+more_traced() { [ "$(grep -c 'hello_tick: count=' $T/trace)" -gt "$count_before" ]; }
+waitfor 50 more_traced
+check "and its records still reach the trace after the reload" more_traced
+echo 'Events=many' >> $dropin
+check "systemctl reload with a malformed drop-in still succeeds" systemctl reload uebrokerd
+check "the settings in force stay (MaxEvents $(bus_get MaxEvents))" test "$(bus_get MaxEvents)" = "u 100"
+check "and the journal says why" \
+        journalctl --no-pager -u uebrokerd -g "Reloading failed, keeping the configuration in force.*50-system-test.conf"
+rm -f $dropin
+check "systemctl reload without the drop-in" systemctl reload uebrokerd
+check "restores the defaults (MaxEvents $(bus_get MaxEvents))" test "$(bus_get MaxEvents)" = "$max_before"
+
+# 11. the daemon's messages in the journal, with their fields
 j=$(journalctl --no-pager -o cat -u uebrokerd 2>&1)
 check "journalctl -u uebrokerd has the provider line" \
         matches "$j" "^Upstream provider: user_events in $T\.\$"
 check "journalctl -u uebrokerd has the start line" \
         matches "$j" '^uebrokerd .* serving org\.uebroker1 with the upstream provider\.$'
-check "journalctl -u uebrokerd logs the refusals" \
-        matches "$j" '^Refused Delete of :[0-9.]+: org\.freedesktop\.DBus\.Error\.'
+check "journalctl -u uebrokerd has the reload line" \
+        matches "$j" '^Reloaded the configuration'
+created=b7a0d51fd0b64accaeacf4326e0823ac deleted=c836e09e63754f3d95c28e6903626559
+refused=2570cd7e85584e59999940128f203305
+j=$(journalctl --no-pager -o export -u uebrokerd UEB_EVENT=hello_tick MESSAGE_ID=$created 2>&1)
+info "journal, hello_tick created: $(printf '%s\n' "$j" | grep -E '^(MESSAGE|UEB_[A-Z]+)=' | tr '\n' ' ')"
+check "journalctl -u uebrokerd UEB_EVENT=hello_tick finds its creation (MESSAGE_ID=$created)" \
+        matches "$j" '^MESSAGE=Event hello_tick created'
+check "with UEB_UID=1000 and UEB_PID=$hello_pid" \
+        test "$(printf '%s\n' "$j" | grep -cE "^UEB_(UID=1000|PID=$hello_pid)\$")" = 2
+j=$(journalctl --no-pager -o export -u uebrokerd UEB_EVENT=sysbus MESSAGE_ID=$deleted 2>&1)
+check "journalctl -u uebrokerd UEB_EVENT=sysbus finds tracer's Delete, UEB_UID=1001" \
+        matches "$j" '^UEB_UID=1001$'
+j=$(journalctl --no-pager -o cat -u uebrokerd MESSAGE_ID=$refused 2>&1)
+check "the refusals carry MESSAGE_ID=$refused" matches "$j" '^Refused Delete of :[0-9.]+: org\.freedesktop\.DBus\.Error\.'
 
-# 11. the sandbox, as systemd-analyze rates it on the running system
+# 12. the sandbox, as systemd-analyze rates it on the running system
 sec=$(systemd-analyze security --no-pager uebrokerd 2>&1 | tail -n 1)
 info "systemd-analyze security uebrokerd: $sec"
 figure=$(printf '%s\n' "$sec" | sed -n 's/.*uebrokerd.service: \([0-9.]*\) .*/\1/p')
 check "systemd-analyze security uebrokerd rates it at most 1.0 (${figure:-?})" \
         awk -v f="${figure:-9}" 'BEGIN { exit !(f <= 1.0) }'
 
-# 12. the sandbox is applied, not just rated
+# 13. the sandbox is applied, not just rated
 pid=$(systemctl show -P MainPID uebrokerd)
 st=$(grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/"$pid"/status 2>&1 | tr '\t\n' '  ')
 info "uebrokerd ($pid) status: $st"
@@ -176,7 +226,7 @@ w=$(journalctl --no-pager -o cat -b _PID=1 -g 'uebrokerd' 2>&1 | grep -Ei 'not s
 info "systemd about uebrokerd.service: ${w:-nothing unsupported}"
 check "systemd applied every directive of the unit (no 'not supported' or 'ignoring' about it)" test -z "$w"
 
-# 13. nothing crashed meanwhile
+# 14. nothing crashed meanwhile
 kill -TERM "$hello_pid" 2>/dev/null
 waitfor 50 not kill -0 "$hello_pid"
 info "hello-events at exit: $(tail -n 1 $hello_out)"
