@@ -80,6 +80,8 @@ for d in bin sbin lib lib64; do
         fi
 done
 log "installed: $(cd "$stage" && find . -type f | sort | tr '\n' ' ')"
+# the example program (examples/ is built, not installed)
+install -D -m 0755 "$inst/examples/hello-events" "$stage/usr/local/bin/hello-events"
 
 # --- the root filesystem (cached), with the Debian packages that hold the
 #     libraries the installed programs link, as a package's Depends would ---
@@ -112,8 +114,6 @@ set -e
 [ $r = 77 ] && skip "cannot build the root filesystem (see the log)"
 [ $r = 0 ] || bail "building the root filesystem failed ($r)"
 
-# the example program (examples/ is built, not installed)
-install -D -m 0755 "$inst/examples/hello-events" "$stage/usr/local/bin/hello-events"
 # the test unit, its scenario, and what the boot must not do
 install -D -m 0644 "$here/uebroker-system-test.service" "$stage/etc/systemd/system/uebroker-system-test.service"
 install -D -m 0755 "$here/scenario.sh" "$stage/usr/local/lib/uebroker-system/scenario.sh"
