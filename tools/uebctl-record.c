@@ -31,8 +31,6 @@
 #include "strbuf.h"
 #include "text-escape.h"
 
-#define RECORD_MESSAGE_MAX (sizeof(struct record_header) + EVENT_NAME_MAX + 65536 + 16)
-
 struct recorded_event {
         char *name;
         struct event_def *def;
@@ -122,23 +120,18 @@ static void append_timestamp(struct strbuf *sb, uint64_t ns) {
                 strbuf_printf(sb, "\"%s.%09" PRIu64 "Z\"", text, (uint64_t) (ns % 1000000000ull));
 }
 
-/* Formats one record into @sb; false if the message is malformed. */
-static bool format_record(const struct recorded_event *events, size_t n_events, const uint8_t *msg, size_t len,
+/* Formats one record into @sb; false if it is malformed. */
+static bool format_record(const struct recorded_event *events, size_t n_events, const struct record_view *rec,
                           bool json, struct strbuf *sb) {
-        struct record_header h;
+        const struct record_header h = rec->header;
         const struct recorded_event *ev;
-        const char *name;
-        const uint8_t *payload;
-        size_t payload_len;
+        const char *name = rec->name;
+        const uint8_t *payload = rec->payload;
+        size_t payload_len = rec->payload_len;
         int r;
 
-        memcpy(&h, msg, sizeof(h));
-        if (h.length != len || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
-            len - sizeof(h) < h.name_len)
+        if (h.name_len == 0 || h.name_len > EVENT_NAME_MAX)
                 return false;
-        name = (const char *) msg + sizeof(h);
-        payload = msg + sizeof(h) + h.name_len;
-        payload_len = len - sizeof(h) - h.name_len;
         ev = find_event(events, n_events, name, h.name_len);
 
         if (json) {
@@ -246,7 +239,7 @@ int uebctl_record(int argc, char *argv[]) {
         names = argv + optind;
         n_names = (size_t) (argc - optind);
 
-        buffer = malloc(RECORD_MESSAGE_MAX);
+        buffer = malloc(RECORD_STREAM_MESSAGE_MAX);
         if (!buffer) {
                 fprintf(stderr, "error: out of memory\n");
                 return 1;
@@ -281,9 +274,8 @@ int uebctl_record(int argc, char *argv[]) {
                         { .fd = stream, .events = POLLIN },
                         { .fd = sigfd, .events = POLLIN },
                 };
-                struct strbuf sb = STRBUF_INIT;
-                struct record_header h;
-                char *text;
+                struct record_view rec;
+                size_t offset = 0;
                 ssize_t n;
 
                 if (poll(p, 2, -1) < 0) {
@@ -299,7 +291,7 @@ int uebctl_record(int argc, char *argv[]) {
                 if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
 
-                n = recv(stream, buffer, RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
+                n = recv(stream, buffer, RECORD_STREAM_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
                 if (n < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 continue;
@@ -311,35 +303,44 @@ int uebctl_record(int argc, char *argv[]) {
                         status = 0;
                         goto out;
                 }
-                if ((size_t) n > RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
-                        fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
+                if ((size_t) n > RECORD_STREAM_MESSAGE_MAX) {
+                        fprintf(stderr, "warning: skipped a malformed message of %zd bytes\n", n);
                         continue;
                 }
-                memcpy(&h, buffer, sizeof(h));
-                if (h.flags & RECORD_FLAG_LOST) {
-                        fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
-                                h.lost_count);
-                        continue;
+                /* One message, many records. */
+                while ((r = record_stream_next(buffer, (size_t) n, &offset, &rec)) > 0) {
+                        struct strbuf sb = STRBUF_INIT;
+                        char *text;
+
+                        if (rec.header.flags & RECORD_FLAG_LOST) {
+                                fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
+                                        rec.header.lost_count);
+                                continue;
+                        }
+                        if (!format_record(events, n_names, &rec, json, &sb)) {
+                                strbuf_done(&sb);
+                                fprintf(stderr, "warning: skipped a malformed record of %" PRIu32 " bytes\n",
+                                        rec.header.length);
+                                continue;
+                        }
+                        text = strbuf_steal(&sb);
+                        if (!text) {
+                                fprintf(stderr, "error: out of memory\n");
+                                goto out;
+                        }
+                        fputs(text, stdout);
+                        free(text);
+                        if (count && ++seen >= count) {
+                                status = 0;
+                                (void) fflush(stdout);
+                                goto out;
+                        }
                 }
-                if (!format_record(events, n_names, buffer, (size_t) n, json, &sb)) {
-                        strbuf_done(&sb);
-                        fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
-                        continue;
-                }
-                text = strbuf_steal(&sb);
-                if (!text) {
-                        fprintf(stderr, "error: out of memory\n");
-                        goto out;
-                }
-                fputs(text, stdout);
-                free(text);
-                /* One line at a time, for pipes. */
+                if (r < 0)
+                        fprintf(stderr, "warning: skipped the malformed rest of a message of %zd bytes\n", n);
+                /* One message at a time, for pipes. */
                 if (fflush(stdout) != 0)
                         goto out;
-                if (count && ++seen >= count) {
-                        status = 0;
-                        goto out;
-                }
         }
 out:
         recorded_events_free(events, n_names);

@@ -8,10 +8,15 @@
  * mapped read-write here, sealed so clients can only map it read-only.
  * Data file: per session an AF_UNIX SOCK_SEQPACKET pair; the client's end is
  * non-blocking (a writer sees EAGAIN instead of waiting for us), we read the
- * other end. Each message is [u32 write_index][payload].
- * Recording: Record() hands out one end of another SEQPACKET pair and we
- * send each valid record of the chosen events to it (record-stream.h),
- * never blocking: what does not fit is counted as lost.
+ * other end. Each message is [u32 write_index][payload]. A wakeup reads up
+ * to EMBEDDED_READS_PER_WAKEUP messages of one session, EMBEDDED_READ_BATCH
+ * per recvmmsg(), so the cost of a system call is shared by many records.
+ * Recording: Record() hands out one end of another SEQPACKET pair. Each
+ * valid record of the chosen events is packed into the recorder's next
+ * message (record-stream.h), sent when it is full and at the end of every
+ * batch read, never blocking: while the consumer's socket is full the
+ * message waits for EPOLLOUT, and a record that finds it full too is
+ * counted as lost, in the stream and in the provider's counters.
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
  */
@@ -39,9 +44,14 @@
  * most 64 KiB, so anything longer is useless and dropped. */
 #define EMBEDDED_PAYLOAD_MAX 65536u
 #define EMBEDDED_MESSAGE_MAX (sizeof(uint32_t) + EMBEDDED_PAYLOAD_MAX)
+/* Messages one recvmmsg() reads, into slots of EMBEDDED_SLOT_SIZE: one
+ * mapping per daemon, whose pages are touched only as far as messages
+ * reach (one page per slot for small records). */
+#define EMBEDDED_READ_BATCH 64u
+#define EMBEDDED_SLOT_SIZE (EMBEDDED_MESSAGE_MAX + 4096u - EMBEDDED_MESSAGE_MAX % 4096u)
 /* Messages read from one session per wakeup, so one busy writer cannot
  * starve the others or the bus. */
-#define EMBEDDED_READ_BATCH 64
+#define EMBEDDED_READS_PER_WAKEUP 64u
 /* The bus before the data: data sockets and record streams are served at a
  * lower sd-event priority than the bus connection (attached at
  * SD_EVENT_PRIORITY_NORMAL), so a record flood delays no method call; and
@@ -66,6 +76,8 @@ struct recorder {
         struct provider_event **events;
         size_t n_events;
         uint64_t lost;          /* not yet reported to the consumer */
+        struct record_batch batch;      /* the next message, being packed */
+        uint64_t batch_records;         /* records in it (LOST notices not counted) */
         struct recorder *next, *prev;
 };
 
@@ -87,7 +99,9 @@ struct provider {
         int page_fd;            /* read-write memfd, ours */
         int page_ro_fd;         /* read-only descriptor handed to clients */
         uint8_t *page;
-        uint8_t *buffer;        /* one message being read */
+        uint8_t *slots;         /* EMBEDDED_READ_BATCH slots of EMBEDDED_SLOT_SIZE */
+        struct mmsghdr messages[EMBEDDED_READ_BATCH];
+        struct iovec slot_iov[EMBEDDED_READ_BATCH];
         struct recorder *recorders;
         unsigned n_recorders;
         uint64_t received;
@@ -103,6 +117,7 @@ static void recorder_release(struct recorder *r) {
         sd_event_source_disable_unref(r->io);
         safe_close(r->fd);
         free(r->events);
+        free(r->batch.data);
         free(r);
 }
 
@@ -132,7 +147,8 @@ static struct provider *embedded_free(struct provider *p) {
                 munmap(p->page, STATUS_PAGE_SIZE);
         safe_close(p->page_ro_fd);
         safe_close(p->page_fd);
-        free(p->buffer);
+        if (p->slots)
+                munmap(p->slots, (size_t) EMBEDDED_READ_BATCH * EMBEDDED_SLOT_SIZE);
         sd_event_unref(p->event);
         free(p);
         return NULL;
@@ -154,9 +170,15 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         p->page_fd = p->page_ro_fd = -EBADF;
         p->drop_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(10 * 1000000ull, 10);
 
-        p->buffer = malloc(EMBEDDED_MESSAGE_MAX);
-        if (!p->buffer)
-                return -ENOMEM;
+        page = mmap(NULL, (size_t) EMBEDDED_READ_BATCH * EMBEDDED_SLOT_SIZE, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (page == MAP_FAILED)
+                return -errno;
+        p->slots = page;
+        for (unsigned i = 0; i < EMBEDDED_READ_BATCH; i++) {
+                p->slot_iov[i] = (struct iovec) { p->slots + (size_t) i * EMBEDDED_SLOT_SIZE, EMBEDDED_MESSAGE_MAX };
+                p->messages[i].msg_hdr = (struct msghdr) { .msg_iov = &p->slot_iov[i], .msg_iovlen = 1 };
+        }
 
         p->page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
         if (p->page_fd < 0)
@@ -240,6 +262,8 @@ static void recorder_free(struct recorder *r) {
         if (r->next)
                 r->next->prev = r->prev;
         p->n_recorders--;
+        /* What was packed but never sent is lost with the stream. */
+        p->lost += r->batch_records;
         recorder_release(r);
 }
 
@@ -247,64 +271,89 @@ static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
         return r->wanted[status_index / 8] & (1u << (status_index % 8));
 }
 
-static int recorder_send_lost(struct recorder *r) {
-        struct record_header h = {
-                .length = sizeof(h),
-                .flags = RECORD_FLAG_LOST,
-                .lost_count = r->lost,
-        };
+/* Sends the packed message. -EAGAIN while the consumer's socket is full:
+ * the message stays packed and EPOLLOUT sends it. Any other error (the
+ * consumer is gone; EPOLLHUP frees it) counts its records as lost. */
+static int recorder_flush(struct recorder *r) {
         ssize_t n;
 
-        n = send(r->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (r->batch.len == 0)
+                return 0;
+        n = send(r->fd, r->batch.data, r->batch.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno == EAGAIN) {
+                (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
+                return -EAGAIN;
+        }
         if (n < 0)
-                return -errno;
-        r->lost = 0;
-        /* Nothing pending any more: only wait for the consumer to close. */
-        (void) sd_event_source_set_io_events(r->io, 0);
-        return 0;
+                r->provider->lost += r->batch_records;
+        else
+                r->provider->recorded += r->batch_records;
+        r->batch.len = 0;
+        r->batch_records = 0;
+        (void) sd_event_source_set_io_events(r->io, r->lost > 0 ? EPOLLOUT : 0);
+        return n < 0 ? -errno : 0;
 }
 
-static void recorder_count_lost(struct recorder *r) {
+/* Packs one record, sending the message first when it is full. A record
+ * that finds both the message and the consumer's socket full is lost, and
+ * counted: the count goes into the stream where the records went missing. */
+static void recorder_add(struct recorder *r, const struct record_header *h, const char *name, size_t name_len,
+                         const void *payload, size_t payload_len) {
+        const struct record_header lost = { .flags = RECORD_FLAG_LOST, .lost_count = r->lost };
+        int ret;
+
+        if (r->lost > 0) {
+                ret = record_batch_append(&r->batch, &lost, NULL, 0, NULL, 0);
+                if (ret == -ENOBUFS && recorder_flush(r) >= 0)
+                        ret = record_batch_append(&r->batch, &lost, NULL, 0, NULL, 0);
+                if (ret < 0)
+                        goto lost;
+                r->lost = 0;
+        }
+        ret = record_batch_append(&r->batch, h, name, name_len, payload, payload_len);
+        if (ret == -ENOBUFS && recorder_flush(r) >= 0)
+                ret = record_batch_append(&r->batch, h, name, name_len, payload, payload_len);
+        if (ret < 0)
+                goto lost;
+        r->batch_records++;
+        return;
+
+lost:
         r->lost++;
         r->provider->lost++;
         /* Tell the consumer as soon as it has room again. */
         (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
 }
 
-/* @h is the record's header, the same for every recorder. */
-static void recorder_send(struct recorder *r, const struct record_header *h, const struct provider_event *ev,
-                          const void *payload, size_t payload_len) {
-        struct iovec iov[3] = {
-                { (void *) h, sizeof(*h) },
-                { (void *) ev->def->name, ev->name_len },
-                { (void *) payload, payload_len },
-        };
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
-
-        if (r->lost > 0 && recorder_send_lost(r) < 0) {
-                recorder_count_lost(r);
-                return;
-        }
-
-        if (sendmsg(r->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-                /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
-                 * EPOLLHUP will free it; count either way. */
-                recorder_count_lost(r);
-                return;
-        }
-        r->provider->recorded++;
+/* Sends what the recorders packed: after each batch read from a session,
+ * so records wait for no timer. */
+static void recorders_flush(struct provider *p) {
+        for (struct recorder *r = p->recorders; r; r = r->next)
+                (void) recorder_flush(r);
 }
 
 static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct recorder *r = userdata;
+        const struct record_header lost = { .flags = RECORD_FLAG_LOST };
 
         if (revents & (EPOLLHUP | EPOLLERR)) {
                 log_debug("Record stream closed by its consumer.");
                 recorder_free(r);
                 return 0;
         }
-        if ((revents & EPOLLOUT) && r->lost > 0)
-                (void) recorder_send_lost(r);
+        if (!(revents & EPOLLOUT) || recorder_flush(r) < 0)
+                return 0;
+        /* Room again: the notice of what was lost meanwhile goes out now,
+         * not with the next record, which may be long in coming. */
+        if (r->lost > 0) {
+                struct record_header notice = lost;
+
+                notice.lost_count = r->lost;
+                if (record_batch_append(&r->batch, &notice, NULL, 0, NULL, 0) >= 0) {
+                        r->lost = 0;
+                        (void) recorder_flush(r);
+                }
+        }
         return 0;
 }
 
@@ -331,6 +380,10 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         r->events = calloc(n_events, sizeof(*r->events));
         if (!r->events)
                 return -ENOMEM;
+        r->batch.data = malloc(RECORD_STREAM_MESSAGE_MAX);
+        if (!r->batch.data)
+                return -ENOMEM;
+        r->batch.capacity = RECORD_STREAM_MESSAGE_MAX;
         for (size_t i = 0; i < n_events; i++) {
                 uint32_t idx = events[i]->status_index;
 
@@ -388,11 +441,12 @@ static void session_drop(struct provider_session *s, const char *why, uint32_t w
                           (unsigned long long) s->dropped, suppressed);
 }
 
-static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len) {
+/* @timestamp_ns: when the batch holding the message was read. */
+static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len,
+                                   uint64_t timestamp_ns) {
         struct provider *p = s->provider;
         const struct provider_event *ev;
         struct record_header h;
-        struct timespec ts;
         const uint8_t *payload;
         size_t payload_len;
         uint32_t write_index;
@@ -424,69 +478,96 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
         if (ev->n_recorders == 0)
                 return;
 
-        clock_gettime(CLOCK_REALTIME, &ts);
         h = (struct record_header) {
-                .length = (uint32_t) (sizeof(h) + ev->name_len + payload_len),
-                .name_len = ev->name_len,
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
-                .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
+                .timestamp_ns = timestamp_ns,
         };
-        /* Sending never frees a recorder (a gone consumer is freed on
+        /* Packing never frees a recorder (a gone consumer is freed on
          * EPOLLHUP), so the list stays intact while we walk it. */
         for (struct recorder *rec = p->recorders; rec; rec = rec->next)
                 if (recorder_wants(rec, ev->status_index))
-                        recorder_send(rec, &h, ev, payload, payload_len);
+                        recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
 }
 
-/* Receives one message and handles it. Returns its length; 0 for an empty
- * read (an empty message, or end of file once the socket is shut down),
- * which the caller interprets; -EAGAIN when nothing is queued; another
- * negative errno on failure. */
-static ssize_t session_receive(struct provider_session *s) {
-        struct provider *p = s->provider;
-        struct iovec iov = { p->buffer, EMBEDDED_MESSAGE_MAX };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        ssize_t n;
+static uint64_t now_realtime_ns(void) {
+        struct timespec ts;
 
-        n = recvmsg(s->daemon_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* Receives up to @max (at most EMBEDDED_READ_BATCH) messages with one
+ * recvmmsg() into the provider's slots and handles them in order. Returns
+ * how many it received, -EAGAIN when nothing was queued, another negative
+ * errno on failure. *@ret_eof is set when the batch ended in end of file:
+ * recvmmsg() fills every remaining entry with an empty read then, so with
+ * the socket shut down for reading, trailing empty entries are taken for
+ * end of file rather than for empty messages (invalid either way). */
+static int session_receive_batch(struct provider_session *s, unsigned max, bool shut_down, size_t *ret_bytes,
+                                 bool *ret_eof) {
+        struct provider *p = s->provider;
+        uint64_t timestamp_ns;
+        size_t bytes = 0;
+        int n, last;
+
+        *ret_eof = false;
+        for (unsigned i = 0; i < max; i++)
+                p->messages[i].msg_hdr.msg_flags = 0;
+        n = recvmmsg(s->daemon_fd, p->messages, max, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, NULL);
         if (n < 0)
                 return errno == EINTR ? -EAGAIN : -errno;
         if (n == 0)
-                return 0;
-        if (mh.msg_flags & MSG_TRUNC)
-                session_drop(s, "longer than the record limit", 0);
-        else
-                session_handle_message(s, p->buffer, (size_t) n);
+                return -EAGAIN;
+
+        last = n;
+        if (shut_down) {
+                while (last > 0 && p->messages[last - 1].msg_len == 0)
+                        last--;
+                *ret_eof = last < n;
+        }
+        timestamp_ns = now_realtime_ns();
+        for (int i = 0; i < last; i++) {
+                const struct mmsghdr *m = p->messages + i;
+
+                bytes += m->msg_len ?: 1;       /* an empty message counts as one byte */
+                if (m->msg_hdr.msg_flags & MSG_TRUNC) {
+                        s->received++;
+                        p->received++;
+                        session_drop(s, "longer than the record limit", 0);
+                } else
+                        session_handle_message(s, m->msg_hdr.msg_iov->iov_base, m->msg_len, timestamp_ns);
+        }
+        *ret_bytes = bytes;
         return n;
 }
 
 static int session_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct provider_session *s = userdata;
         struct provider *p = s->provider;
+        bool shut_down = revents & (EPOLLRDHUP | EPOLLHUP), eof = false;
+        size_t bytes;
+        int n = 0;
 
-        for (unsigned i = 0; i < EMBEDDED_READ_BATCH; i++) {
-                ssize_t n = session_receive(s);
-
+        for (unsigned left = EMBEDDED_READS_PER_WAKEUP; left > 0 && !eof; left -= (unsigned) n) {
+                n = session_receive_batch(s, left < EMBEDDED_READ_BATCH ? left : EMBEDDED_READ_BATCH, shut_down,
+                                          &bytes, &eof);
                 if (n == -EAGAIN)
                         break;
                 if (n < 0) {
-                        log_debug_errno((int) n, "Reading the data socket of %s failed, closing it: %m", s->bus_name);
+                        log_debug_errno(n, "Reading the data socket of %s failed, closing it: %m", s->bus_name);
                         (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
-                        return 0;
+                        break;
                 }
-                if (n == 0 && (revents & (EPOLLRDHUP | EPOLLHUP))) {
-                        /* The client shut its end down for writing (we
-                         * hold a copy of that end, so it was deliberate):
-                         * nothing more can arrive, and EOF would wake us
-                         * forever. */
-                        log_debug("Data socket of %s was shut down, no longer reading it.", s->bus_name);
-                        (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
-                        return 0;
-                }
-                if (n == 0)
-                        session_handle_message(s, p->buffer, 0);        /* an empty message: dropped */
         }
+        if (eof) {
+                /* The client shut its end down for writing (we hold a copy
+                 * of that end, so it was deliberate): nothing more can
+                 * arrive, and end of file would wake us forever. */
+                log_debug("Data socket of %s was shut down, no longer reading it.", s->bus_name);
+                (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
+        }
+        recorders_flush(p);
         return 0;
 }
 
@@ -496,23 +577,24 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
  * bus is served at a higher priority than the data sockets, so without this
  * an Unregister or a disconnect would overtake the records written before
  * it. Returns how many messages it read. */
-static uint64_t session_read_queued(struct provider_session *s) {
+static uint64_t session_read_queued(struct provider_session *s, bool shut_down) {
         uint64_t before = s->received;
         int queued = 0;
+        bool eof = false;
 
         if (s->daemon_fd < 0 || ioctl(s->daemon_fd, SIOCINQ, &queued) < 0)
                 return 0;
         /* Bytes queued; empty messages add none, and only empty messages
          * (invalid records) can hide behind 0. */
-        for (ssize_t left = queued; left > 0;) {
-                ssize_t n = session_receive(s);
+        for (size_t left = (size_t) queued; left > 0 && !eof;) {
+                size_t bytes = 0;
+                int n = session_receive_batch(s, EMBEDDED_READ_BATCH, shut_down, &bytes, &eof);
 
                 if (n < 0)
                         break;
-                if (n == 0)
-                        session_handle_message(s, s->provider->buffer, 0);
-                left -= n > 0 ? n : 1;
+                left = bytes >= left ? 0 : left - bytes;
         }
+        recorders_flush(s->provider);
         return s->received - before;
 }
 
@@ -531,7 +613,7 @@ static void session_drain(struct provider_session *s) {
                                 s->bus_name);
                 return;
         }
-        n = session_read_queued(s);
+        n = session_read_queued(s, true);
         if (n > 0)
                 log_debug("Read %llu messages still queued from %s before closing its data socket.",
                           (unsigned long long) n, s->bus_name);
@@ -617,7 +699,7 @@ static int embedded_session_register(struct provider *p, struct provider_session
 static int embedded_session_unregister(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                        uint32_t write_index) {
         /* Records written before the Unregister still count. */
-        (void) session_read_queued(s);
+        (void) session_read_queued(s, false);
         return 0;
 }
 

@@ -36,6 +36,7 @@ IFACE = 'org.uebroker1.Broker'
 ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
 RECORD_HEADER = struct.Struct('=IHHIIQQ')
 RECORD_FLAG_LOST = 1
+RECORD_STREAM_MESSAGE_MAX = 128 * 1024
 EVENT_STATUS_OTHER = 0x80
 
 
@@ -411,12 +412,25 @@ class Contract(unittest.TestCase):
             r, _, _ = select.select([sock], [], [], 0.2)
             if not r:
                 continue
-            msg = sock.recv(1 << 17)
-            length, name_len, flags, pid, uid, ts, lost = RECORD_HEADER.unpack_from(msg)
-            self.assertEqual(length, len(msg))
-            name = msg[RECORD_HEADER.size:RECORD_HEADER.size + name_len].decode()
-            payload = msg[RECORD_HEADER.size + name_len:]
+            records.extend(self.parse_message(sock.recv(RECORD_STREAM_MESSAGE_MAX)))
+        return records
+
+    def parse_message(self, msg):
+        """The records of one stream message (record-stream.h): each a
+        header, name and payload, padded to 8 bytes; the message is the sum."""
+        records = []
+        self.assertEqual(len(msg) % 8, 0, 'a message is padded to 8 bytes')
+        offset = 0
+        while offset < len(msg):
+            length, name_len, flags, pid, uid, ts, lost = RECORD_HEADER.unpack_from(msg, offset)
+            self.assertGreaterEqual(length, RECORD_HEADER.size + name_len)
+            self.assertLessEqual(offset + length, len(msg))
+            start = offset + RECORD_HEADER.size
+            name = msg[start:start + name_len].decode()
+            payload = msg[start + name_len:offset + length]
+            self.assertEqual(msg[offset + length:offset + (length + 7) // 8 * 8], b'\0' * ((8 - length % 8) % 8))
             records.append((name, flags, pid, uid, ts, lost, payload))
+            offset += (length + 7) // 8 * 8
         return records
 
     def test_record(self):
@@ -562,13 +576,13 @@ class Contract(unittest.TestCase):
                 r, _, _ = select.select([sock], [], [], 1.0)
                 if not r:
                     break
-                msg = sock.recv(1 << 17)
-                length, name_len, flags, pid, uid, ts, lost_count = RECORD_HEADER.unpack_from(msg)
-                if flags & RECORD_FLAG_LOST:
-                    self.assertEqual(name_len, 0)
-                    lost += lost_count
-                else:
-                    received += 1
+                msg = sock.recv(RECORD_STREAM_MESSAGE_MAX)
+                for name, flags, _, _, _, lost_count, payload in self.parse_message(msg):
+                    if flags & RECORD_FLAG_LOST:
+                        self.assertEqual((name, payload), ('', b''))
+                        lost += lost_count
+                    else:
+                        received += 1
             self.assertGreater(lost, 0, 'a consumer that never read lost nothing?')
             self.assertEqual(received + lost, sent)
         finally:

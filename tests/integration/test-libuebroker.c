@@ -89,41 +89,59 @@ static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
         return ueb_write(e, iov, 3);
 }
 
+/* The record stream being read: a message holds several records, and what
+ * record_read() has not returned yet waits here. One stream at a time. */
+static uint8_t record_buf[RECORD_STREAM_MESSAGE_MAX];
+static size_t record_len, record_offset;
+
+/* Closes a stream and forgets what was left of it. */
+static void record_close(int fd) {
+        record_len = record_offset = 0;
+        close(fd);
+}
+
 /* Reads one record (waiting up to 5 s) and returns its decoded text
  * "NAME: fields", or NULL. */
 static char *record_read(int fd, struct event_def *def) {
-        static uint8_t buf[70000];
+        uint8_t *buf = record_buf;
+        size_t *len = &record_len, *offset = &record_offset;
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        struct record_header h;
+        struct record_view rec;
         struct strbuf sb = STRBUF_INIT;
         ssize_t n;
+        int r;
 
         for (;;) {
+                r = record_stream_next(buf, *len, offset, &rec);
+                if (r < 0)
+                        return NULL;
+                if (r > 0) {
+                        if (rec.header.flags & RECORD_FLAG_LOST)
+                                continue;
+                        break;
+                }
                 if (poll(&p, 1, 5000) <= 0)
                         return NULL;
-                n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-                if (n < (ssize_t) sizeof(h))
+                n = recv(fd, buf, sizeof(record_buf), MSG_DONTWAIT);
+                if (n <= 0)
                         return NULL;
-                memcpy(&h, buf, sizeof(h));
-                if (!(h.flags & RECORD_FLAG_LOST))
-                        break;
+                *len = (size_t) n;
+                *offset = 0;
         }
-        if (h.length != (size_t) n || sizeof(h) + h.name_len > (size_t) n)
-                return NULL;
         /* Every record read here was written by this process (the
          * hammer is a thread of it). Each wrong one is a failure; the
          * hammer's records are many, so only the first few are shown. */
-        if ((pid_t) h.pid != getpid() || (uid_t) h.uid != getuid()) {
+        if ((pid_t) rec.header.pid != getpid() || (uid_t) rec.header.uid != getuid()) {
                 static unsigned shown;
 
                 failures++;
                 if (shown++ < 3)
-                        printf("FAIL (%s:%d): record pid %u uid %u, ours %d %u\n", __FILE__, __LINE__, h.pid,
-                               h.uid, (int) getpid(), (unsigned) getuid());
+                        printf("FAIL (%s:%d): record pid %u uid %u, ours %d %u\n", __FILE__, __LINE__,
+                               rec.header.pid, rec.header.uid, (int) getpid(), (unsigned) getuid());
         }
-        strbuf_append_n(&sb, (const char *) buf + sizeof(h), h.name_len);
+        strbuf_append_n(&sb, rec.name, rec.header.name_len);
         strbuf_append(&sb, ": ");
-        if (event_decode_text(def, buf + sizeof(h) + h.name_len, (size_t) n - sizeof(h) - h.name_len, &sb) < 0)
+        if (event_decode_text(def, rec.payload, rec.payload_len, &sb) < 0)
                 strbuf_append(&sb, "(undecodable)");
         return strbuf_steal(&sb);
 }
@@ -283,7 +301,7 @@ int main(void) {
         CHECK(text && strcmp(text, "lt_tick: count=8 msg=second") == 0, "next record '%s' (short one dropped)",
               text ?: "(nothing)");
         free(text);
-        close(rec);
+        record_close(rec);
         CHECK(WAIT_FOR(!ueb_enabled(tick), 3000), "disabled again when the consumer leaves");
 
         printf("# shared handles and unregister\n");
@@ -309,7 +327,7 @@ int main(void) {
         REQUIRE(kill((pid_t) atoi(old_pid_text), SIGTERM) == 0, "SIGTERM the harness's broker");
         CHECK(WAIT_FOR(!ueb_registered(tick), 10000), "the client noticed the broker leaving");
         CHECK(!ueb_enabled(tick), "disabled while no broker runs");
-        close(rec);
+        record_close(rec);
 
         r = ueb_register(c, "lt_late u16 y", &late);
         CHECK(r == 0 && late, "register while no broker runs is pending: %d (%s)", r, ueb_last_error(c));
@@ -346,7 +364,7 @@ int main(void) {
         CHECK(text && strcmp(text, "lt_tick: count=10 msg=after restart") == 0, "record '%s'",
               text ?: "(nothing)");
         free(text);
-        close(rec);
+        record_close(rec);
 
         ueb_event_stats(tick, &stats);
         CHECK(stats.registrations == 2, "two registrations of lt_tick: %llu", (unsigned long long) stats.registrations);
