@@ -127,6 +127,9 @@ struct ueb_client {
         bool stopping;                  /* under lock */
         int wake_fd;                    /* eventfd */
         int session_broken;             /* atomic: a writer saw the broker gone */
+        /* Atomic: records a full data socket refused, not yet reported to
+         * the broker (data-message.h). */
+        uint64_t unreported_drops;
 
         /* Totals of events already freed. */
         struct ueb_stats retired;

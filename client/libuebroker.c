@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "client-internal.h"
+#include "data-message.h"
 #include "event-def.h"
 #include "fd-util.h"
 #include "status-text.h"
@@ -348,6 +349,23 @@ static bool error_is_lost_broker(int error) {
         return error == EPIPE || error == ECONNRESET || error == ENOTCONN || error == ECONNREFUSED;
 }
 
+/* Tells the broker how many records the full socket refused since the
+ * last report (data-message.h), so that its counters show them too. Runs
+ * before a record is sent, under the read lock; a report that does not fit
+ * either waits for the next write. */
+static void drops_report(struct ueb_client *c) {
+        uint64_t count = __atomic_exchange_n(&c->unreported_drops, 0, __ATOMIC_RELAXED);
+        const uint32_t index = DATA_DROP_REPORT_INDEX;
+        uint8_t msg[DATA_DROP_REPORT_SIZE];
+
+        if (count == 0)
+                return;
+        memcpy(msg, &index, sizeof(index));
+        memcpy(msg + sizeof(index), &count, sizeof(count));
+        if (send(c->data_fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                __atomic_fetch_add(&c->unreported_drops, count, __ATOMIC_RELAXED);
+}
+
 UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
         struct ueb_client *c = e->client;
         struct iovec v[UEB_WRITE_IOV_MAX + 1];
@@ -379,11 +397,15 @@ UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcn
         if (c->data_is_socket) {
                 struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t) iovcnt + 1 };
 
+                if (__atomic_load_n(&c->unreported_drops, __ATOMIC_RELAXED) != 0)
+                        drops_report(c);
                 /* MSG_NOSIGNAL: a dead broker is EPIPE, not SIGPIPE. */
                 n = sendmsg(c->data_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         } else
                 n = writev(c->data_fd, v, iovcnt + 1);
         error = n < 0 ? errno : 0;
+        if (error_is_drop(error) && c->data_is_socket)
+                __atomic_fetch_add(&c->unreported_drops, 1, __ATOMIC_RELAXED);
         pthread_rwlock_unlock(&c->swap_lock);
 
         if (error == 0) {

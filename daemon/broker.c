@@ -640,12 +640,34 @@ static int property_get_active_events(sd_bus *bus, const char *path, const char 
         return sd_bus_message_append(reply, "u", b->registry.n_events);
 }
 
+/* The data path's counters by name; empty when the provider has none
+ * (the kernel carries the records). */
+static int property_get_record_counters(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        struct broker *b = userdata;
+        struct provider_counters c;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{st}");
+        if (r < 0)
+                return r;
+        if (provider_link_counters(&b->link, &c)) {
+                r = sd_bus_message_append(reply, "{st}{st}{st}{st}{st}", "received", c.received, "dropped",
+                                          c.dropped, "writer-dropped", c.writer_dropped, "recorded", c.recorded,
+                                          "lost", c.lost);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Provider", "s", property_get_provider, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
         SD_BUS_METHOD_WITH_NAMES("Register",
                                  "s", SD_BUS_PARAM(command),
                                  "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)

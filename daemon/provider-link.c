@@ -108,3 +108,10 @@ int provider_link_unregister(struct provider_link *l, struct provider_session *s
 int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events) {
         return l->ops->record(l->provider, events, n_events);
 }
+
+bool provider_link_counters(struct provider_link *l, struct provider_counters *ret) {
+        if (!l->ops->counters)
+                return false;
+        l->ops->counters(l->provider, ret);
+        return true;
+}

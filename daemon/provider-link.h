@@ -10,6 +10,7 @@
  * errors logged once.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
@@ -56,3 +57,7 @@ int provider_link_unregister(struct provider_link *l, struct provider_session *s
 
 /* A record stream of @events (record-stream.h), or -EOPNOTSUPP. */
 int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events);
+
+/* The data path's counters: false (and nothing in *@ret) when the provider
+ * has none. */
+bool provider_link_counters(struct provider_link *l, struct provider_counters *ret);

@@ -147,7 +147,10 @@ int ueb_unregister(struct ueb_event *e);
  * the record was handed over, or a negative errno; every non-zero result is
  * counted in the event's statistics:
  *   -EAGAIN     dropped: the receiver is full, nobody listens, or the
- *               client is switching to a restarted broker right now
+ *               client is switching to a restarted broker right now (on the
+ *               embedded provider, drops of a full data socket are also
+ *               reported to the broker with the next record that goes
+ *               through: `uebctl status` shows them)
  *   -ENOTCONN   the event is not registered (broker absent, or refused)
  *   -EPIPE, -ECONNRESET  the broker went away; re-registration is on its way
  *   -EINVAL, -ENOENT, -EFAULT, -EMSGSIZE  the record was rejected (bad

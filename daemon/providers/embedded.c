@@ -34,6 +34,7 @@
 #include <linux/sockios.h>
 
 #include "cleanup.h"
+#include "data-message.h"
 #include "fd-util.h"
 #include "log.h"
 #include "provider.h"
@@ -106,6 +107,7 @@ struct provider {
         unsigned n_recorders;
         uint64_t received;
         uint64_t dropped;
+        uint64_t writer_dropped;
         uint64_t recorded;
         uint64_t lost;
         struct log_ratelimit drop_ratelimit;
@@ -139,9 +141,11 @@ static struct provider *embedded_free(struct provider *p) {
                 recorder_release(r);
         }
 
-        log_info("Embedded provider: %llu records received, %llu dropped as invalid, %llu recorded, %llu lost to slow consumers.",
+        log_info("Embedded provider: %llu records received, %llu dropped as invalid, %llu dropped by writers, "
+                 "%llu recorded, %llu lost to slow consumers.",
                  (unsigned long long) p->received, (unsigned long long) p->dropped,
-                 (unsigned long long) p->recorded, (unsigned long long) p->lost);
+                 (unsigned long long) p->writer_dropped, (unsigned long long) p->recorded,
+                 (unsigned long long) p->lost);
 
         if (p->page)
                 munmap(p->page, STATUS_PAGE_SIZE);
@@ -441,6 +445,15 @@ static void session_drop(struct provider_session *s, const char *why, uint32_t w
                           (unsigned long long) s->dropped, suppressed);
 }
 
+/* What the client could not hand over (data-message.h): not a record. A
+ * client can only make its own numbers lie; the sums do not wrap. */
+static void session_drop_report(struct provider *p, const uint8_t *msg) {
+        uint64_t count;
+
+        memcpy(&count, msg + sizeof(uint32_t), sizeof(count));
+        p->writer_dropped = count > UINT64_MAX - p->writer_dropped ? UINT64_MAX : p->writer_dropped + count;
+}
+
 /* @timestamp_ns: when the batch holding the message was read. */
 static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len,
                                    uint64_t timestamp_ns) {
@@ -452,6 +465,10 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
         uint32_t write_index;
         int r;
 
+        if (len == DATA_DROP_REPORT_SIZE && memcmp(msg, &(uint32_t) { DATA_DROP_REPORT_INDEX }, sizeof(uint32_t)) == 0) {
+                session_drop_report(p, msg);
+                return;
+        }
         s->received++;
         p->received++;
 
@@ -703,6 +720,16 @@ static int embedded_session_unregister(struct provider *p, struct provider_sessi
         return 0;
 }
 
+static void embedded_counters(struct provider *p, struct provider_counters *ret) {
+        *ret = (struct provider_counters) {
+                .received = p->received,
+                .dropped = p->dropped,
+                .writer_dropped = p->writer_dropped,
+                .recorded = p->recorded,
+                .lost = p->lost,
+        };
+}
+
 const struct provider_ops embedded_provider_ops = {
         .name = "embedded",
         .fds_per_session = 2,   /* the data socket's two ends */
@@ -719,4 +746,5 @@ const struct provider_ops embedded_provider_ops = {
         .session_register = embedded_session_register,
         .session_unregister = embedded_session_unregister,
         .record = embedded_record,
+        .counters = embedded_counters,
 };

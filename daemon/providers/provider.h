@@ -96,6 +96,17 @@ struct provider_settings {
         const char *tracefs;    /* --tracefs=PATH: where tracefs is mounted */
 };
 
+/* What passed through the daemon's data path since the provider started
+ * (providers whose kernel carries the records have no counters). */
+struct provider_counters {
+        uint64_t received;              /* messages read from data files */
+        uint64_t dropped;               /* of those, invalid: unknown write index, bad payload */
+        uint64_t writer_dropped;        /* records writers could not hand over (full data
+                                         * file), as their drop reports say */
+        uint64_t recorded;              /* records delivered to record streams */
+        uint64_t lost;                  /* records a record stream missed (consumer too slow) */
+};
+
 struct provider_ops {
         const char *name;
         /* Descriptors the daemon holds per session, to size Clients= against
@@ -143,6 +154,10 @@ struct provider_ops {
          * -EOPNOTSUPP if this provider leaves recording to the kernel's
          * tools. */
         int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events);
+
+        /* The data path's counters; NULL when the daemon is not on the data
+         * path. */
+        void (*counters)(struct provider *p, struct provider_counters *ret);
 };
 
 extern const struct provider_ops embedded_provider_ops;

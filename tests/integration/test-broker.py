@@ -131,7 +131,8 @@ class Contract(unittest.TestCase):
         self.assertEqual(methods['GetStatus'], [('status', 's', 'out')])
         self.assertEqual(methods['Record'], [('names', 'as', 'in'), ('record_fd', 'h', 'out')])
         props = {p.get('name'): p.get('type') for p in iface[0].findall('property')}
-        self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u'})
+        self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u',
+                                 'RecordCounters': 'a{st}'})
 
         # --bus-introspect writes what the running daemon serves, and the
         # committed dbus/ file is that output.
@@ -150,6 +151,30 @@ class Contract(unittest.TestCase):
         before = int(props.Get(IFACE, 'ActiveEvents'))
         self.register('prop_ev u32 a')
         self.assertEqual(int(props.Get(IFACE, 'ActiveEvents')), before + 1)
+
+    def counters(self):
+        props = dbus.Interface(self.conn.get_object(NAME, PATH), 'org.freedesktop.DBus.Properties')
+        return {str(k): int(v) for k, v in props.Get(IFACE, 'RecordCounters').items()}
+
+    def test_record_counters(self):
+        # Every message is counted: received, dropped as invalid, recorded;
+        # drop reports (data-message.h) add what writers could not hand over.
+        data_fd, _, _, wi = self.register('count_ev u32 a')
+        sock = socket.socket(fileno=take(self.broker.Record(['count_ev'])))
+        try:
+            before = self.counters()
+            self.assertEqual(set(before), {'received', 'dropped', 'writer-dropped', 'recorded', 'lost'})
+            os.write(data_fd, struct.pack('=II', wi, 1))                    # recorded
+            os.write(data_fd, struct.pack('=I', wi))                        # too short: invalid
+            os.write(data_fd, struct.pack('=IQ', 0xffffffff, 5))            # drop report: 5
+            os.write(data_fd, struct.pack('=II', 0xffffffff, 5))            # not a report: invalid
+            os.write(data_fd, struct.pack('=II', wi, 2))                    # recorded
+            self.assertEqual([struct.unpack('=I', r[6])[0] for r in self.read_records(sock, 2)], [1, 2])
+            after = self.counters()
+            self.assertEqual({k: after[k] - before[k] for k in after},
+                             {'received': 4, 'dropped': 2, 'writer-dropped': 5, 'recorded': 2, 'lost': 0})
+        finally:
+            sock.close()
 
     def test_register_same_file_same_indexes(self):
         d1, s1, si1, wi1 = self.register('reg_a u32 a')
@@ -557,6 +582,7 @@ class Contract(unittest.TestCase):
     def test_slow_consumer_loses_records_writer_never_blocks(self):
         data_fd, status_fd, si, wi = self.register('slow_ev u32 a; char[1000] pad')
         sock = socket.socket(fileno=take(self.broker.Record(['slow_ev'])))
+        before = self.counters()
         try:
             sent = 0
             eagain = 0
@@ -585,6 +611,8 @@ class Contract(unittest.TestCase):
                         received += 1
             self.assertGreater(lost, 0, 'a consumer that never read lost nothing?')
             self.assertEqual(received + lost, sent)
+            after = self.counters()
+            self.assertEqual((after['recorded'] - before['recorded'], after['lost'] - before['lost']), (received, lost))
         finally:
             sock.close()
 

@@ -82,6 +82,23 @@ static int list_registrations(sd_bus *bus, const char *name) {
         return result;
 }
 
+/* One of the broker's RecordCounters, or UINT64_MAX. */
+static uint64_t record_counter(sd_bus *bus, const char *name) {
+        sd_bus_message *reply = NULL;
+        const char *key;
+        uint64_t value, result = UINT64_MAX;
+
+        if (sd_bus_get_property(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "RecordCounters",
+                                NULL, &reply, "a{st}") < 0)
+                return UINT64_MAX;
+        if (sd_bus_message_enter_container(reply, 'a', "{st}") >= 0)
+                while (sd_bus_message_read(reply, "{st}", &key, &value) > 0)
+                        if (strcmp(key, name) == 0)
+                                result = value;
+        sd_bus_message_unref(reply);
+        return result;
+}
+
 static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
         uint32_t len = (uint32_t) strlen(msg) + 1, loc = len << 16 | (8 + 8);
         struct iovec iov[] = { { &count, 4 }, { &loc, 4 }, { (void *) msg, len } };
@@ -319,6 +336,45 @@ int main(void) {
         CHECK(r == 1, "second event: %d", r);
         CHECK(ueb_unregister(other) == 0, "unregister it");
         CHECK(list_registrations(bus, "lt_other") == 0, "the broker dropped that registration");
+
+        printf("# records a full data socket refused reach the broker's counters\n");
+        {
+                struct ueb_event *drops = NULL;
+                struct ueb_stats before, after;
+                uint64_t reported = record_counter(bus, "writer-dropped"), refused = 0;
+                uint8_t x = 1;
+                struct iovec iov = { &x, 1 };
+                pid_t broker = (pid_t) atoi(old_pid_text);
+
+                r = ueb_register(c, "lt_drops u8 x", &drops);
+                REQUIRE(r == 1, "register lt_drops: %d", r);
+                ueb_event_stats(drops, &before);
+                /* The broker stopped: the socket fills, then refuses. */
+                REQUIRE(kill(broker, SIGSTOP) == 0, "SIGSTOP the broker");
+                for (unsigned i = 0; i < 100000 && refused < 10; i++)
+                        if (ueb_write(drops, &iov, 1) == -EAGAIN)
+                                refused++;
+                REQUIRE(kill(broker, SIGCONT) == 0, "SIGCONT the broker");
+                CHECK(refused == 10, "the full socket refused %llu writes", (unsigned long long) refused);
+                /* The next write that goes through carries the report. */
+                r = -EAGAIN;
+                for (unsigned i = 0; i < 500 && r == -EAGAIN; i++) {
+                        r = ueb_write(drops, &iov, 1);
+                        if (r == -EAGAIN) {
+                                refused++;
+                                sleep_ms(10);
+                        }
+                }
+                CHECK(r == 0, "a write after the broker resumed: %d", r);
+                ueb_event_stats(drops, &after);
+                CHECK(after.dropped - before.dropped == refused, "the writer counted %llu drops, refused %llu",
+                      (unsigned long long) (after.dropped - before.dropped), (unsigned long long) refused);
+                CHECK(WAIT_FOR(record_counter(bus, "writer-dropped") - reported == refused, 3000),
+                      "the broker counts the %llu drops as the writer's (counter moved by %llu)",
+                      (unsigned long long) refused,
+                      (unsigned long long) (record_counter(bus, "writer-dropped") - reported));
+                CHECK(ueb_unregister(drops) == 0, "unregister lt_drops");
+        }
 
         printf("# broker restart under a busy client\n");
         hammer.event = tick;
