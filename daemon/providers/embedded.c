@@ -11,12 +11,9 @@
  * other end. Each message is [u32 write_index][payload]. A wakeup reads up
  * to EMBEDDED_READS_PER_WAKEUP messages of one session, EMBEDDED_READ_BATCH
  * per recvmmsg(), so the cost of a system call is shared by many records.
- * Recording: Record() hands out one end of another SEQPACKET pair. Each
- * valid record of the chosen events is packed into the recorder's next
- * message (record-stream.h), sent when it is full and at the end of every
- * batch read, never blocking: while the consumer's socket is full the
- * message waits for EPOLLOUT, and a record that finds it full too is
- * counted as lost, in the stream and in the provider's counters.
+ * Recording: Record() hands out one end of another SEQPACKET pair; the
+ * records of the chosen events go to it many per message
+ * (embedded-recorder.c).
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
  */
@@ -35,93 +32,8 @@
 
 #include "cleanup.h"
 #include "data-message.h"
+#include "embedded-internal.h"
 #include "fd-util.h"
-#include "log.h"
-#include "provider.h"
-#include "record-stream.h"
-#include "status-text.h"
-
-/* A record is its u32 write index plus a payload; dynamic fields address at
- * most 64 KiB, so anything longer is useless and dropped. */
-#define EMBEDDED_PAYLOAD_MAX 65536u
-#define EMBEDDED_MESSAGE_MAX (sizeof(uint32_t) + EMBEDDED_PAYLOAD_MAX)
-/* Messages one recvmmsg() reads, into slots of EMBEDDED_SLOT_SIZE: one
- * mapping per daemon, whose pages are touched only as far as messages
- * reach (one page per slot for small records). */
-#define EMBEDDED_READ_BATCH 64u
-#define EMBEDDED_SLOT_SIZE (EMBEDDED_MESSAGE_MAX + 4096u - EMBEDDED_MESSAGE_MAX % 4096u)
-/* Messages read from one session per wakeup, so one busy writer cannot
- * starve the others or the bus. */
-#define EMBEDDED_READS_PER_WAKEUP 64u
-/* The bus before the data: data sockets and record streams are served at a
- * lower sd-event priority than the bus connection (attached at
- * SD_EVENT_PRIORITY_NORMAL), so a record flood delays no method call; and
- * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
-#define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
-#define EMBEDDED_RECORDERS_MAX 64u
-#define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
-
-struct provider_event {
-        const struct event_def *def;
-        uint16_t name_len;      /* strlen(def->name), for each record's header */
-        uint32_t status_index;
-        unsigned n_recorders;
-};
-
-struct recorder {
-        struct provider *provider;
-        int fd;
-        sd_event_source *io;
-        /* Which status indexes this recorder wants: one bit each. */
-        uint8_t wanted[STATUS_PAGE_SIZE / 8];
-        struct provider_event **events;
-        size_t n_events;
-        uint64_t lost;          /* not yet reported to the consumer */
-        struct record_batch batch;      /* the next message, being packed */
-        uint64_t batch_records;         /* records in it (LOST notices not counted) */
-        struct recorder *next, *prev;
-};
-
-struct provider_session {
-        struct provider *provider;
-        int daemon_fd;
-        int client_fd;          /* kept so every Register can hand out a dup */
-        sd_event_source *io;
-        const struct write_indexes *indexes;    /* the broker's table: routes records */
-        pid_t pid;
-        uid_t uid;
-        char *bus_name;
-        uint64_t received;
-        uint64_t dropped;
-};
-
-struct provider {
-        sd_event *event;
-        int page_fd;            /* read-write memfd, ours */
-        int page_ro_fd;         /* read-only descriptor handed to clients */
-        uint8_t *page;
-        uint8_t *slots;         /* EMBEDDED_READ_BATCH slots of EMBEDDED_SLOT_SIZE */
-        struct mmsghdr messages[EMBEDDED_READ_BATCH];
-        struct iovec slot_iov[EMBEDDED_READ_BATCH];
-        struct recorder *recorders;
-        unsigned n_recorders;
-        uint64_t received;
-        uint64_t dropped;
-        uint64_t writer_dropped;
-        uint64_t recorded;
-        uint64_t lost;
-        struct log_ratelimit drop_ratelimit;
-};
-
-/* Closes the stream and frees @r; its events and the list are the
- * caller's business. */
-static void recorder_release(struct recorder *r) {
-        sd_event_source_disable_unref(r->io);
-        safe_close(r->fd);
-        free(r->events);
-        free(r->batch.data);
-        free(r);
-}
 
 static int embedded_probe(const struct provider_settings *settings, char **ret_reason) {
         /* memfd_create and AF_UNIX sockets are all it needs. */
@@ -132,14 +44,7 @@ static struct provider *embedded_free(struct provider *p) {
         if (!p)
                 return NULL;
 
-        /* The broker frees sessions and events first, so a recorder's
-         * events are gone: release the recorders without touching them. */
-        while (p->recorders) {
-                struct recorder *r = p->recorders;
-
-                p->recorders = r->next;
-                recorder_release(r);
-        }
+        embedded_recording_done(p);
 
         log_info("Embedded provider: %llu records received, %llu dropped as invalid, %llu dropped by writers, "
                  "%llu recorded, %llu lost to slow consumers.",
@@ -184,6 +89,10 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
                 p->messages[i].msg_hdr = (struct msghdr) { .msg_iov = &p->slot_iov[i], .msg_iovlen = 1 };
         }
 
+        r = embedded_recording_init(p);
+        if (r < 0)
+                return r;
+
         p->page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
         if (p->page_fd < 0)
                 return log_error_errno(p->page_fd, "Cannot create the status page memfd: %m");
@@ -215,7 +124,7 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         return 0;
 }
 
-static void status_update(struct provider *p, struct provider_event *ev) {
+void embedded_status_update(struct provider *p, struct provider_event *ev) {
         /* Bit 7: "any other consumer" -- our recorders. */
         p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
 }
@@ -233,7 +142,7 @@ static int embedded_event_add(struct provider *p, const struct event_def *def, u
         ev->def = def;
         ev->name_len = (uint16_t) strlen(def->name);    /* at most EVENT_NAME_MAX */
         ev->status_index = *io_status_index;
-        status_update(p, ev);
+        embedded_status_update(p, ev);
         *ret = ev;
         return 0;
 }
@@ -248,187 +157,6 @@ static void embedded_event_remove(struct provider *p, struct provider_event *ev)
 
 static uint8_t embedded_event_status(struct provider *p, struct provider_event *ev) {
         return p->page[ev->status_index];
-}
-
-/* Recording */
-
-static void recorder_free(struct recorder *r) {
-        struct provider *p = r->provider;
-
-        for (size_t i = 0; i < r->n_events; i++) {
-                r->events[i]->n_recorders--;
-                status_update(p, r->events[i]);
-        }
-        if (r->prev)
-                r->prev->next = r->next;
-        else
-                p->recorders = r->next;
-        if (r->next)
-                r->next->prev = r->prev;
-        p->n_recorders--;
-        /* What was packed but never sent is lost with the stream. */
-        p->lost += r->batch_records;
-        recorder_release(r);
-}
-
-static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
-        return r->wanted[status_index / 8] & (1u << (status_index % 8));
-}
-
-/* Sends the packed message. -EAGAIN while the consumer's socket is full:
- * the message stays packed and EPOLLOUT sends it. Any other error (the
- * consumer is gone; EPOLLHUP frees it) counts its records as lost. */
-static int recorder_flush(struct recorder *r) {
-        ssize_t n;
-
-        if (r->batch.len == 0)
-                return 0;
-        n = send(r->fd, r->batch.data, r->batch.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && errno == EAGAIN) {
-                (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
-                return -EAGAIN;
-        }
-        if (n < 0)
-                r->provider->lost += r->batch_records;
-        else
-                r->provider->recorded += r->batch_records;
-        r->batch.len = 0;
-        r->batch_records = 0;
-        (void) sd_event_source_set_io_events(r->io, r->lost > 0 ? EPOLLOUT : 0);
-        return n < 0 ? -errno : 0;
-}
-
-/* Packs one record, sending the message first when it is full. A record
- * that finds both the message and the consumer's socket full is lost, and
- * counted: the count goes into the stream where the records went missing. */
-static void recorder_add(struct recorder *r, const struct record_header *h, const char *name, size_t name_len,
-                         const void *payload, size_t payload_len) {
-        const struct record_header lost = { .flags = RECORD_FLAG_LOST, .lost_count = r->lost };
-        int ret;
-
-        if (r->lost > 0) {
-                ret = record_batch_append(&r->batch, &lost, NULL, 0, NULL, 0);
-                if (ret == -ENOBUFS && recorder_flush(r) >= 0)
-                        ret = record_batch_append(&r->batch, &lost, NULL, 0, NULL, 0);
-                if (ret < 0)
-                        goto lost;
-                r->lost = 0;
-        }
-        ret = record_batch_append(&r->batch, h, name, name_len, payload, payload_len);
-        if (ret == -ENOBUFS && recorder_flush(r) >= 0)
-                ret = record_batch_append(&r->batch, h, name, name_len, payload, payload_len);
-        if (ret < 0)
-                goto lost;
-        r->batch_records++;
-        return;
-
-lost:
-        r->lost++;
-        r->provider->lost++;
-        /* Tell the consumer as soon as it has room again. */
-        (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
-}
-
-/* Sends what the recorders packed: after each batch read from a session,
- * so records wait for no timer. */
-static void recorders_flush(struct provider *p) {
-        for (struct recorder *r = p->recorders; r; r = r->next)
-                (void) recorder_flush(r);
-}
-
-static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct recorder *r = userdata;
-        const struct record_header lost = { .flags = RECORD_FLAG_LOST };
-
-        if (revents & (EPOLLHUP | EPOLLERR)) {
-                log_debug("Record stream closed by its consumer.");
-                recorder_free(r);
-                return 0;
-        }
-        if (!(revents & EPOLLOUT) || recorder_flush(r) < 0)
-                return 0;
-        /* Room again: the notice of what was lost meanwhile goes out now,
-         * not with the next record, which may be long in coming. */
-        if (r->lost > 0) {
-                struct record_header notice = lost;
-
-                notice.lost_count = r->lost;
-                if (record_batch_append(&r->batch, &notice, NULL, 0, NULL, 0) >= 0) {
-                        r->lost = 0;
-                        (void) recorder_flush(r);
-                }
-        }
-        return 0;
-}
-
-static void recorder_releasep(struct recorder **r) {
-        if (*r)
-                recorder_release(*r);
-}
-
-static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        _cleanup_(recorder_releasep) struct recorder *r = NULL;
-        _cleanup_close_ int consumer_fd = -EBADF;
-        int fds[2], sndbuf = EMBEDDED_RECORD_SNDBUF, ret;
-
-        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
-                return -EINVAL;
-        if (p->n_recorders >= EMBEDDED_RECORDERS_MAX)
-                return -EUSERS;
-
-        r = calloc(1, sizeof(*r));
-        if (!r)
-                return -ENOMEM;
-        r->provider = p;
-        r->fd = -EBADF;
-        r->events = calloc(n_events, sizeof(*r->events));
-        if (!r->events)
-                return -ENOMEM;
-        r->batch.data = malloc(RECORD_STREAM_MESSAGE_MAX);
-        if (!r->batch.data)
-                return -ENOMEM;
-        r->batch.capacity = RECORD_STREAM_MESSAGE_MAX;
-        for (size_t i = 0; i < n_events; i++) {
-                uint32_t idx = events[i]->status_index;
-
-                if (recorder_wants(r, idx))
-                        continue;       /* duplicate name */
-                r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
-                r->events[r->n_events++] = events[i];
-        }
-
-        ret = socketpair_seqpacket(fds);
-        if (ret < 0)
-                return ret;
-        r->fd = fds[0];
-        consumer_fd = fds[1];
-        ret = fd_set_nonblock(r->fd, true);
-        if (ret < 0)
-                return ret;
-        /* A larger buffer absorbs bursts; the kernel caps it at wmem_max. */
-        (void) setsockopt(r->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        /* We never read from the consumer; it is not allowed to make us. */
-        (void) shutdown(r->fd, SHUT_RD);
-
-        ret = sd_event_add_io(p->event, &r->io, r->fd, 0, recorder_io, r);
-        if (ret < 0)
-                return ret;
-        (void) sd_event_source_set_description(r->io, "embedded-recorder");
-        (void) sd_event_source_set_priority(r->io, EMBEDDED_DATA_PRIORITY);
-
-        for (size_t i = 0; i < r->n_events; i++) {
-                r->events[i]->n_recorders++;
-                status_update(p, r->events[i]);
-        }
-        r->next = p->recorders;
-        if (r->next)
-                r->next->prev = r;
-        p->recorders = r;
-        p->n_recorders++;
-        r = NULL;
-        ret = consumer_fd;
-        consumer_fd = -EBADF;
-        return ret;
 }
 
 /* Data path */
@@ -566,7 +294,13 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
         size_t bytes;
         int n = 0;
 
-        for (unsigned left = EMBEDDED_READS_PER_WAKEUP; left > 0 && !eof; left -= (unsigned) n) {
+        /* A recorder stalls: what we read now could only be lost. */
+        if (p->n_stalled > 0) {
+                session_pause(s);
+                return 0;
+        }
+        for (unsigned left = EMBEDDED_READS_PER_WAKEUP; left > 0 && !eof && p->n_stalled == 0;
+             left -= (unsigned) n) {
                 n = session_receive_batch(s, left < EMBEDDED_READ_BATCH ? left : EMBEDDED_READ_BATCH, shut_down,
                                           &bytes, &eof);
                 if (n == -EAGAIN)
@@ -641,6 +375,7 @@ static void session_drain(struct provider_session *s) {
 static void embedded_session_free(struct provider *p, struct provider_session *s) {
         if (!s)
                 return;
+        session_unpause(s);
         s->io = sd_event_source_disable_unref(s->io);
         session_drain(s);
         safe_close(s->daemon_fd);
