@@ -91,6 +91,7 @@ static struct ueb_client *client_free(struct ueb_client *c) {
 
         /* First: it cancels the calls in flight, which point at events. */
         ueb_session_disconnect(c);
+        ueb_ring_drop(c);
         while (c->events) {
                 struct ueb_event *e = c->events;
 
@@ -141,6 +142,24 @@ static struct ueb_client *client_new(void) {
         return result;
 }
 
+/* $UEBROKER_RING_KIB: the ring's size in KiB, 0 for none (the socket
+ * path only); the broker grants what its memory allows. */
+static uint32_t ring_request_from_env(void) {
+        const char *env = secure_getenv("UEBROKER_RING_KIB");
+        unsigned long kib = UEB_RING_DEFAULT_KIB;
+        char *end;
+
+        if (env && *env) {
+                errno = 0;
+                kib = strtoul(env, &end, 10);
+                if (errno || *end)
+                        kib = UEB_RING_DEFAULT_KIB;
+        }
+        if (kib == 0)
+                return 0;
+        return kib > RING_DATA_MAX / 1024 ? RING_DATA_MAX : (uint32_t) kib * 1024u;
+}
+
 UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const char *address) {
         _cleanup_(client_freep) struct ueb_client *c = NULL;
         uint64_t deadline;
@@ -166,6 +185,8 @@ UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const cha
                 return -ENOMEM;
         c->data_fd = c->wake_fd = -1;
         c->owner_pid = getpid();
+        c->ring_request = ring_request_from_env();
+        ueb_ring_init_once();
         c->bus_kind = bus;
         c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
         if (address) {
@@ -293,7 +314,10 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
 
                 (void) ueb_session_register_event_start(c, e);
                 ueb_monitor_wake(c);
-                while (e->answers == 0 && c->bus && c->bus_generation == generation && ueb_now_usec() < deadline)
+                /* The first registration of a session also waits for the
+                 * ring it asks for, so that writes go there from the start. */
+                while ((e->answers == 0 || c->ring_call) && c->bus && c->bus_generation == generation &&
+                       ueb_now_usec() < deadline)
                         (void) ueb_client_wait(c, deadline);
         }
 
@@ -366,6 +390,28 @@ static void drops_report(struct ueb_client *c) {
                 __atomic_fetch_add(&c->unreported_drops, count, __ATOMIC_RELAXED);
 }
 
+/* One record into the ring, stamped with the thread and CLOCK_MONOTONIC;
+ * swap_lock held for reading. 0, -EAGAIN (full: counted in the ring for
+ * the broker), or -EMSGSIZE (too large for it). */
+static int ring_write_event(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt) {
+        struct timespec ts;
+        size_t len = 0;
+        bool wake;
+        int r;
+
+        for (int i = 0; i < iovcnt; i++) {
+                if (iov[i].iov_len > RING_DATA_MAX)
+                        return -EMSGSIZE;
+                len += iov[i].iov_len;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r = ring_write(&c->ring, write_index, ueb_thread_id(),
+                       (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec, iov, iovcnt, len, &wake);
+        if (r == 0 && wake)
+                ueb_ring_doorbell(c);
+        return r;
+}
+
 UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
         struct ueb_client *c = e->client;
         struct iovec v[UEB_WRITE_IOV_MAX + 1];
@@ -390,6 +436,16 @@ UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcn
         }
 
         write_index = e->write_index;
+        if (c->ring.header) {
+                int r = ring_write_event(c, write_index, iov, iovcnt);
+
+                if (r != -EMSGSIZE) {
+                        pthread_rwlock_unlock(&c->swap_lock);
+                        ueb_counter_add(r == 0 ? &e->written : &e->dropped);
+                        return r;
+                }
+                /* Too large for the ring: the socket takes it. */
+        }
         v[0] = (struct iovec) { &write_index, sizeof(write_index) };
         if (iovcnt > 0)
                 memcpy(v + 1, iov, (size_t) iovcnt * sizeof(*iov));

@@ -115,3 +115,10 @@ bool provider_link_counters(struct provider_link *l, struct provider_counters *r
         l->ops->counters(l->provider, ret);
         return true;
 }
+
+int provider_link_session_ring(struct provider_link *l, struct provider_session *s, uint32_t requested,
+                               uint32_t *ret_size) {
+        if (!l->ops->session_ring)
+                return -EOPNOTSUPP;
+        return l->ops->session_ring(l->provider, s, requested, ret_size);
+}

@@ -61,3 +61,7 @@ int provider_link_record(struct provider_link *l, struct provider_event *const *
 /* The data path's counters: false (and nothing in *@ret) when the provider
  * has none. */
 bool provider_link_counters(struct provider_link *l, struct provider_counters *ret);
+
+/* provider_ops.session_ring, -EOPNOTSUPP without one. */
+int provider_link_session_ring(struct provider_link *l, struct provider_session *s, uint32_t requested,
+                               uint32_t *ret_size);

@@ -7,6 +7,8 @@
  *                        and their data sockets (the data path)
  *   embedded-recorder.c  record streams: packing records into messages, and
  *                        holding the data path up while one stalls
+ *   embedded-ring.c      the shared-memory rings (OpenRing): reading them,
+ *                        when to wake and when to poll
  */
 
 #include <stdbool.h>
@@ -19,6 +21,7 @@
 #include "log.h"
 #include "provider.h"
 #include "record-stream.h"
+#include "ring.h"
 #include "status-text.h"
 
 /* A record is its u32 write index plus a payload; dynamic fields address at
@@ -87,6 +90,13 @@ struct provider_session {
         uint64_t dropped;
         bool paused;                    /* reading stopped while a recorder stalls */
         struct provider_session *paused_next, *paused_prev;
+        /* The ring, if the client opened one: our own head and size, the
+         * mapping only (its memfd is closed once handed out). */
+        struct ring_reader ring;        /* .header NULL: none */
+        size_t ring_map_size;
+        bool ring_busy;                 /* polled by the ring timer instead of waking us */
+        unsigned ring_idle_ticks;
+        struct provider_session *busy_next, *busy_prev;
 };
 
 struct provider {
@@ -102,6 +112,10 @@ struct provider {
         unsigned n_stalled;             /* recorders the data path waits for */
         sd_event_source *stall_timer;
         struct provider_session *paused;
+        uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
+        size_t ring_bytes;              /* mapped for rings, every session's */
+        sd_event_source *ring_timer;
+        struct provider_session *ring_busy;
         uint64_t received;
         uint64_t dropped;
         uint64_t writer_dropped;
@@ -111,8 +125,28 @@ struct provider {
 };
 
 /* embedded.c */
+/* Handles one record of @s (@payload: what follows the write index),
+ * read at @timestamp_ns (CLOCK_REALTIME); @tid and @write_monotonic_ns
+ * are the ring's, 0 from the socket. */
+void session_handle_record(struct provider_session *s, uint32_t write_index, const uint8_t *payload,
+                           size_t payload_len, uint64_t timestamp_ns, uint32_t tid, uint64_t write_monotonic_ns);
+uint64_t now_realtime_ns(void);
 /* The status byte of @ev from its recorders. */
 void embedded_status_update(struct provider *p, struct provider_event *ev);
+
+/* embedded-ring.c */
+int embedded_ring_init(struct provider *p);
+void embedded_ring_done(struct provider *p);
+/* Opens the session's ring of about @requested data bytes: its memfd
+ * (the caller's, to hand out) and in *@ret_size the data size granted. */
+int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size);
+/* Reads the session's ring: a budget's worth, or with @all everything
+ * committed now (bounded by the ring). Decides how it wakes us next. */
+void session_ring_read(struct provider_session *s, bool all);
+void session_ring_close(struct provider_session *s);
+/* Has the ring timer read the session's ring (after a pause: no doorbell
+ * may come for what was written meanwhile). */
+void session_ring_poll(struct provider_session *s);
 
 /* embedded-recorder.c */
 int embedded_recording_init(struct provider *p);

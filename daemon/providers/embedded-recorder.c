@@ -59,6 +59,7 @@ void session_unpause(struct provider_session *s) {
                 s->paused_next->paused_prev = s->paused_prev;
         s->paused = false;
         (void) sd_event_source_set_enabled(s->io, SD_EVENT_ON);
+        session_ring_poll(s);
 }
 
 static void recorder_stall_end(struct recorder *r, bool slow) {

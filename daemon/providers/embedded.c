@@ -45,6 +45,7 @@ static struct provider *embedded_free(struct provider *p) {
                 return NULL;
 
         embedded_recording_done(p);
+        embedded_ring_done(p);
 
         log_info("Embedded provider: %llu records received, %llu dropped as invalid, %llu dropped by writers, "
                  "%llu recorded, %llu lost to slow consumers.",
@@ -90,6 +91,9 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         }
 
         r = embedded_recording_init(p);
+        if (r < 0)
+                return r;
+        r = embedded_ring_init(p);
         if (r < 0)
                 return r;
 
@@ -182,36 +186,20 @@ static void session_drop_report(struct provider *p, const uint8_t *msg) {
         p->writer_dropped = count > UINT64_MAX - p->writer_dropped ? UINT64_MAX : p->writer_dropped + count;
 }
 
-/* @timestamp_ns: when the batch holding the message was read. */
-static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len,
-                                   uint64_t timestamp_ns) {
+void session_handle_record(struct provider_session *s, uint32_t write_index, const uint8_t *payload,
+                           size_t payload_len, uint64_t timestamp_ns, uint32_t tid, uint64_t write_monotonic_ns) {
         struct provider *p = s->provider;
         const struct provider_event *ev;
         struct record_header h;
-        const uint8_t *payload;
-        size_t payload_len;
-        uint32_t write_index;
         int r;
 
-        if (len == DATA_DROP_REPORT_SIZE && memcmp(msg, &(uint32_t) { DATA_DROP_REPORT_INDEX }, sizeof(uint32_t)) == 0) {
-                session_drop_report(p, msg);
-                return;
-        }
         s->received++;
         p->received++;
-
-        if (len < sizeof(write_index)) {
-                session_drop(s, "shorter than a write index", 0);
-                return;
-        }
-        memcpy(&write_index, msg, sizeof(write_index));
         ev = write_indexes_active_event(s->indexes, write_index);
         if (!ev) {
                 session_drop(s, "write index not registered", write_index);
                 return;
         }
-        payload = msg + sizeof(write_index);
-        payload_len = len - sizeof(write_index);
         r = event_def_validate_payload(ev->def, payload, payload_len);
         if (r < 0) {
                 session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
@@ -227,6 +215,8 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = timestamp_ns,
+                .tid = tid,
+                .write_monotonic_ns = write_monotonic_ns,
         };
         /* Packing never frees a recorder (a gone consumer is freed on
          * EPOLLHUP), so the list stays intact while we walk it. */
@@ -235,7 +225,31 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                         recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
 }
 
-static uint64_t now_realtime_ns(void) {
+/* One message from the data socket (data-message.h), read at
+ * @timestamp_ns. */
+static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len,
+                                   uint64_t timestamp_ns) {
+        uint32_t write_index;
+
+        if (len == DATA_DROP_REPORT_SIZE && memcmp(msg, &(uint32_t) { DATA_DROP_REPORT_INDEX }, sizeof(uint32_t)) == 0) {
+                session_drop_report(s->provider, msg);
+                return;
+        }
+        /* The ring's doorbell: waking us was all it had to do. */
+        if (len == sizeof(uint32_t) && memcmp(msg, &(uint32_t) { DATA_RING_DOORBELL_INDEX }, sizeof(uint32_t)) == 0)
+                return;
+        if (len < sizeof(write_index)) {
+                s->received++;
+                s->provider->received++;
+                session_drop(s, "shorter than a write index", 0);
+                return;
+        }
+        memcpy(&write_index, msg, sizeof(write_index));
+        session_handle_record(s, write_index, msg + sizeof(write_index), len - sizeof(write_index), timestamp_ns, 0,
+                              0);
+}
+
+uint64_t now_realtime_ns(void) {
         struct timespec ts;
 
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -311,6 +325,8 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
                         break;
                 }
         }
+        if (p->n_stalled == 0)
+                session_ring_read(s, false);
         if (eof) {
                 /* The client shut its end down for writing (we hold a copy
                  * of that end, so it was deliberate): nothing more can
@@ -345,6 +361,7 @@ static uint64_t session_read_queued(struct provider_session *s, bool shut_down) 
                         break;
                 left = bytes >= left ? 0 : left - bytes;
         }
+        session_ring_read(s, true);
         recorders_flush(s->provider);
         return s->received - before;
 }
@@ -378,6 +395,7 @@ static void embedded_session_free(struct provider *p, struct provider_session *s
         session_unpause(s);
         s->io = sd_event_source_disable_unref(s->io);
         session_drain(s);
+        session_ring_close(s);
         safe_close(s->daemon_fd);
         safe_close(s->client_fd);
         free(s->bus_name);
@@ -482,4 +500,5 @@ const struct provider_ops embedded_provider_ops = {
         .session_unregister = embedded_session_unregister,
         .record = embedded_record,
         .counters = embedded_counters,
+        .session_ring = embedded_session_ring,
 };

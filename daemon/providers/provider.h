@@ -158,6 +158,13 @@ struct provider_ops {
         /* The data path's counters; NULL when the daemon is not on the data
          * path. */
         void (*counters)(struct provider *p, struct provider_counters *ret);
+
+        /* A shared-memory ring for the session (ring.h) of about @requested
+         * data bytes: returns its memfd (the caller's, to hand out) with
+         * the data size granted in *@ret_size; -EBUSY when the session has
+         * one, -EDQUOT when rings use all the memory allowed. NULL: the
+         * provider has none. */
+        int (*session_ring)(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size);
 };
 
 extern const struct provider_ops embedded_provider_ops;

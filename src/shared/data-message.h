@@ -9,6 +9,9 @@
  *                                           client could not hand over
  *                                           (EAGAIN: the socket was full)
  *                                           since its last report
+ *     [u32 DATA_RING_DOORBELL_INDEX]        the client wrote to its ring
+ *                                           (ring.h) while the broker
+ *                                           slept: wake up and read it
  *
  * The drop report is libuebroker's, sent before its next record once the
  * socket takes messages again, so that the broker counts (and `uebctl
@@ -19,6 +22,7 @@
 #include <stdint.h>
 
 #define DATA_DROP_REPORT_INDEX UINT32_MAX
+#define DATA_RING_DOORBELL_INDEX (UINT32_MAX - 1)
 
 /* 12 bytes: the index, then the u64 count right after it (unaligned). */
 #define DATA_DROP_REPORT_SIZE (sizeof(uint32_t) + sizeof(uint64_t))

@@ -12,7 +12,7 @@
  * One record, at an offset that is a multiple of RECORD_ALIGN (8) from the
  * start of the message:
  *
- *     0                 32                32 + name_len                length
+ *     0                 48                48 + name_len                length
  *     | struct record_header | name (no NUL) | payload                 | zero padding to a multiple of 8 |
  *
  * header.length counts header, name and payload, not the padding; the
@@ -21,7 +21,7 @@
  * of a message is padded too, so a message's size is a multiple of 8;
  * record_stream_next() also accepts a last record without its padding.
  *
- * A record with RECORD_FLAG_LOST has no name and no payload (length 32)
+ * A record with RECORD_FLAG_LOST has no name and no payload (length 48)
  * and carries in lost_count how many records of this stream were dropped
  * (consumer too slow) since the last such notice; it stands where they
  * would have been. Records of one writer arrive in the order it wrote them.
@@ -46,9 +46,14 @@ struct record_header {
         uint32_t uid;
         uint64_t timestamp_ns;  /* CLOCK_REALTIME when the daemon read the record */
         uint64_t lost_count;    /* only with RECORD_FLAG_LOST */
+        /* Only what came through a ring (DESIGN.md, OpenRing) says who
+         * wrote it and when; 0 otherwise. */
+        uint32_t tid;           /* the writing thread */
+        uint32_t reserved;      /* 0 */
+        uint64_t write_monotonic_ns;    /* CLOCK_MONOTONIC at the write, as perf and ftrace stamp */
 };
 
-_Static_assert(sizeof(struct record_header) == 32, "record_header is part of the stream ABI");
+_Static_assert(sizeof(struct record_header) == 48, "record_header is part of the stream ABI");
 
 /* One record of a received message; name and payload point into it. */
 struct record_view {

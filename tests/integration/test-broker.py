@@ -34,7 +34,7 @@ NAME = 'org.uebroker1'
 PATH = '/org/uebroker1'
 IFACE = 'org.uebroker1.Broker'
 ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
-RECORD_HEADER = struct.Struct('=IHHIIQQ')
+RECORD_HEADER = struct.Struct('=IHHIIQQIIQ')
 RECORD_FLAG_LOST = 1
 RECORD_STREAM_MESSAGE_MAX = 128 * 1024
 EVENT_STATUS_OTHER = 0x80
@@ -447,7 +447,8 @@ class Contract(unittest.TestCase):
         self.assertEqual(len(msg) % 8, 0, 'a message is padded to 8 bytes')
         offset = 0
         while offset < len(msg):
-            length, name_len, flags, pid, uid, ts, lost = RECORD_HEADER.unpack_from(msg, offset)
+            length, name_len, flags, pid, uid, ts, lost, tid, _, mono = RECORD_HEADER.unpack_from(msg, offset)
+            self.assertEqual((tid, mono), (0, 0), 'the writev path does not know the thread nor the time')
             self.assertGreaterEqual(length, RECORD_HEADER.size + name_len)
             self.assertLessEqual(offset + length, len(msg))
             start = offset + RECORD_HEADER.size

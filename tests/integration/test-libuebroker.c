@@ -110,6 +110,8 @@ static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
  * record_read() has not returned yet waits here. One stream at a time. */
 static uint8_t record_buf[RECORD_STREAM_MESSAGE_MAX];
 static size_t record_len, record_offset;
+/* The last record's header, for what the text does not show. */
+static struct record_header record_last;
 
 /* Closes a stream and forgets what was left of it. */
 static void record_close(int fd) {
@@ -145,6 +147,7 @@ static char *record_read(int fd, struct event_def *def) {
                 *len = (size_t) n;
                 *offset = 0;
         }
+        record_last = rec.header;
         /* Every record read here was written by this process (the
          * hammer is a thread of it). Each wrong one is a failure; the
          * hammer's records are many, so only the first few are shown. */
@@ -299,11 +302,23 @@ int main(void) {
         rec = record_open(bus, "lt_tick");
         REQUIRE(rec >= 0, "Record(lt_tick)");
         CHECK(ueb_enabled(tick), "enabled while recorded");
-        r = write_tick(tick, 7, "hello");
-        CHECK(r == 0, "write returned %d", r);
-        text = record_read(rec, def);
-        CHECK(text && strcmp(text, "lt_tick: count=7 msg=hello") == 0, "decoded '%s'", text ?: "(nothing)");
-        free(text);
+        {
+                struct timespec before, after;
+
+                clock_gettime(CLOCK_MONOTONIC, &before);
+                r = write_tick(tick, 7, "hello");
+                clock_gettime(CLOCK_MONOTONIC, &after);
+                CHECK(r == 0, "write returned %d", r);
+                text = record_read(rec, def);
+                CHECK(text && strcmp(text, "lt_tick: count=7 msg=hello") == 0, "decoded '%s'", text ?: "(nothing)");
+                free(text);
+                /* Through the ring: the writing thread and the time of the
+                 * write come along. */
+                CHECK(record_last.tid == (uint32_t) gettid(), "record tid %u, ours %d", record_last.tid, (int) gettid());
+                CHECK(record_last.write_monotonic_ns >= (uint64_t) before.tv_sec * 1000000000ull + (uint64_t) before.tv_nsec &&
+                      record_last.write_monotonic_ns <= (uint64_t) after.tv_sec * 1000000000ull + (uint64_t) after.tv_nsec,
+                      "stamped at the write (CLOCK_MONOTONIC)");
+        }
         /* A write the broker rejects (payload shorter than the fields) is
          * dropped by it, not delivered. */
         {

@@ -22,22 +22,22 @@ START_TEST(test_round_trip) {
         size_t offset = 0;
 
         ck_assert_int_eq(record_batch_append(&b, &h, "tick", 4, "abc", 3), 0);
-        ck_assert_uint_eq(b.len, 40);           /* 32 + 4 + 3 = 39, padded */
-        ck_assert_uint_eq(buffer[39], 0);       /* padding is zero */
+        ck_assert_uint_eq(b.len, 56);           /* 48 + 4 + 3 = 55, padded */
+        ck_assert_uint_eq(buffer[55], 0);       /* padding is zero */
         ck_assert_int_eq(record_batch_append(&b, &lost, NULL, 0, NULL, 0), 0);
         ck_assert_int_eq(record_batch_append(&b, &h, "x", 1, NULL, 0), 0);
-        ck_assert_uint_eq(b.len, 40 + 32 + 40);
+        ck_assert_uint_eq(b.len, 56 + 48 + 56);
         ck_assert_uint_eq(b.len % RECORD_ALIGN, 0);
 
         ck_assert_int_eq(record_stream_next(b.data, b.len, &offset, &v), 1);
-        ck_assert_uint_eq(v.header.length, 39);
+        ck_assert_uint_eq(v.header.length, 55);
         ck_assert_uint_eq(v.header.name_len, 4);
         ck_assert_uint_eq(v.header.pid, 42);
         ck_assert_uint_eq(v.header.uid, 1000);
         ck_assert_mem_eq(v.name, "tick", 4);
         ck_assert_uint_eq(v.payload_len, 3);
         ck_assert_mem_eq(v.payload, "abc", 3);
-        ck_assert_uint_eq(offset, 40);
+        ck_assert_uint_eq(offset, 56);
 
         ck_assert_int_eq(record_stream_next(b.data, b.len, &offset, &v), 1);
         ck_assert_uint_eq(v.header.flags, RECORD_FLAG_LOST);
@@ -53,14 +53,14 @@ START_TEST(test_round_trip) {
 END_TEST
 
 START_TEST(test_full_batch) {
-        struct record_batch b = batch_new(64);
+        struct record_batch b = batch_new(96);
         const struct record_header h = { 0 };
 
-        ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, "12345678", 8), 0);    /* 41 -> 48 */
-        ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, NULL, 0), -ENOBUFS);     /* 33 -> 40 */
-        ck_assert_uint_eq(b.len, 48);
+        ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, "12345678", 8), 0);    /* 57 -> 64 */
+        ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, NULL, 0), -ENOBUFS);     /* 49 -> 56 */
+        ck_assert_uint_eq(b.len, 64);
         b.len = 0;
-        ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, buffer, 64), -EMSGSIZE);
+        ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, buffer, 96), -EMSGSIZE);
         ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, NULL, 0), 0);
 }
 END_TEST
@@ -83,9 +83,9 @@ START_TEST(test_unpadded_last) {
         size_t offset = 0;
 
         ck_assert_int_eq(record_batch_append(&b, &h, "abc", 3, NULL, 0), 0);
-        ck_assert_int_eq(record_stream_next(b.data, 35, &offset, &v), 1);
-        ck_assert_uint_eq(offset, 35);
-        ck_assert_int_eq(record_stream_next(b.data, 35, &offset, &v), 0);
+        ck_assert_int_eq(record_stream_next(b.data, 51, &offset, &v), 1);
+        ck_assert_uint_eq(offset, 51);
+        ck_assert_int_eq(record_stream_next(b.data, 51, &offset, &v), 0);
 }
 END_TEST
 
@@ -101,11 +101,11 @@ static void expect_bad(const struct record_header *h, size_t len) {
 }
 
 START_TEST(test_malformed) {
-        expect_bad(&(struct record_header) { .length = 32 }, 31);               /* shorter than a header */
-        expect_bad(&(struct record_header) { .length = 31 }, 64);               /* length below the header */
+        expect_bad(&(struct record_header) { .length = 48 }, 47);               /* shorter than a header */
+        expect_bad(&(struct record_header) { .length = 47 }, 64);               /* length below the header */
         expect_bad(&(struct record_header) { .length = 65 }, 64);               /* beyond the message */
-        expect_bad(&(struct record_header) { .length = 40, .name_len = 9 }, 64); /* name beyond the record */
-        expect_bad(&(struct record_header) { .length = 40, .flags = RECORD_FLAG_LOST }, 64);
+        expect_bad(&(struct record_header) { .length = 56, .name_len = 9 }, 64); /* name beyond the record */
+        expect_bad(&(struct record_header) { .length = 56, .flags = RECORD_FLAG_LOST }, 64);
         expect_bad(&(struct record_header) { .length = UINT32_MAX, .name_len = UINT16_MAX }, 64);
 }
 END_TEST
