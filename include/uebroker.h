@@ -21,6 +21,13 @@
  * checks its status byte and writes to the data file itself. The broker is
  * never on the data path.
  *
+ * With the embedded provider the library also asks for a shared-memory
+ * ring (once per connection; the first ueb_register() waits for that
+ * answer too): ueb_write() then copies the record into memory the broker
+ * reads, with no system call, stamped with the calling thread's id and
+ * CLOCK_MONOTONIC. $UEBROKER_RING_KIB (read with secure_getenv()) sets
+ * its size in KiB (default 64); 0 writes through the data socket only.
+ *
  * Which bus: ueb_open() uses $UEBROKER_BUS_ADDRESS when it is set (read
  * with secure_getenv()), the system bus otherwise; ueb_open_bus() chooses.
  *
