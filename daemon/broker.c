@@ -331,6 +331,18 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                         sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                           "cannot register event %s: too many distinct events on this connection "
                                           "(%u); reconnect", ev->def->name, WRITE_INDEXES_MAX);
+                else if (r == -EADDRINUSE)
+                        /* The kernel's own answer: the broker's registry
+                         * had no such name. */
+                        sd_bus_error_setf(error, BROKER_ERROR_NAME_IN_USE,
+                                          "cannot register event %s: the kernel already has an event of that name "
+                                          "with other fields, defined outside the broker (see %s); pick another name",
+                                          ev->def->name, "user_events_status");
+                else if (r == -EMFILE)
+                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                          "cannot register event %s: the kernel's limit of user events is reached "
+                                          "(sysctl kernel.user_events_max); delete unused events or raise it",
+                                          ev->def->name);
                 else
                         broker_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
                 if (created_event) {

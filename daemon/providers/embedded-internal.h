@@ -42,7 +42,6 @@
  * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
 #define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 #define EMBEDDED_RECORDERS_MAX 64u
-#define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
 /* How long the data path waits for a record stream whose socket is full,
  * before that stream loses records instead: a short stall of a consumer
  * makes writers see EAGAIN (counted where they and `uebctl status` see
@@ -60,15 +59,11 @@ struct provider_event {
 
 struct recorder {
         struct provider *provider;
-        int fd;
-        sd_event_source *io;
+        struct record_sink *sink;
         /* Which status indexes this recorder wants: one bit each. */
         uint8_t wanted[STATUS_PAGE_SIZE / 8];
         struct provider_event **events;
         size_t n_events;
-        uint64_t lost;          /* not yet reported to the consumer */
-        struct record_batch batch;      /* the next message, being packed */
-        uint64_t batch_records;         /* records in it (LOST notices not counted) */
         /* Its socket was full: the data path waits for it (stalled), up
          * to EMBEDDED_STALL_MAX_USEC; past that it is slow, and loses
          * records instead until its message went out. */
@@ -119,8 +114,8 @@ struct provider {
         uint64_t received;
         uint64_t dropped;
         uint64_t writer_dropped;
-        uint64_t recorded;
-        uint64_t lost;
+        uint64_t recorded;              /* by recorders already gone; */
+        uint64_t lost;                  /* the others' sinks count theirs */
         struct log_ratelimit drop_ratelimit;
 };
 
@@ -153,6 +148,8 @@ int embedded_recording_init(struct provider *p);
 /* Frees every recorder; their events are gone already. */
 void embedded_recording_done(struct provider *p);
 int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events);
+/* Records recorded and lost over the provider's life. */
+void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost);
 
 static inline bool recorder_wants(const struct recorder *r, uint32_t status_index) {
         return r->wanted[status_index / 8] & (1u << (status_index % 8));

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The embedded provider's record streams (Record()): each valid record of
- * the chosen events is packed into the recorder's next message
- * (record-stream.h), sent when it is full and after every batch the data
- * path read. A consumer whose socket is full holds the data path up for
- * at most EMBEDDED_STALL_MAX_USEC (writers see EAGAIN meanwhile); after
- * that it loses records, counted in its stream and in the provider's
- * counters, until its message went out.
+ * the chosen events goes to the recorder's sink (record-sink.h: packed
+ * many per message), flushed after every batch the data path read. A
+ * consumer whose socket is full holds the data path up for at most
+ * EMBEDDED_STALL_MAX_USEC (writers see EAGAIN meanwhile); after that it
+ * loses records, counted in its stream and in the provider's counters,
+ * until its message went out.
  */
 
 #include <errno.h>
@@ -19,14 +19,13 @@
 #include "cleanup.h"
 #include "embedded-internal.h"
 #include "fd-util.h"
+#include "record-sink.h"
 
 /* Closes the stream and frees @r; its events and the list are the
  * caller's business. */
 static void recorder_release(struct recorder *r) {
-        sd_event_source_disable_unref(r->io);
-        safe_close(r->fd);
+        record_sink_free(r->sink);
         free(r->events);
-        free(r->batch.data);
         free(r);
 }
 
@@ -65,8 +64,12 @@ void session_unpause(struct provider_session *s) {
 static void recorder_stall_end(struct recorder *r, bool slow) {
         struct provider *p = r->provider;
 
-        if (!r->stalled)
+        if (!r->stalled) {
+                /* A slow recorder that sent its message is read again. */
+                if (!slow)
+                        r->slow = false;
                 return;
+        }
         r->stalled = false;
         r->slow = slow;
         if (--p->n_stalled > 0)
@@ -111,6 +114,24 @@ static void recorder_stall_begin(struct recorder *r) {
         (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_ONESHOT);
 }
 
+/* The sink's counts move to the provider's when it goes; what was packed
+ * and never sent is lost. */
+static void recorder_retire_counts(struct recorder *r) {
+        struct provider *p = r->provider;
+
+        p->recorded += record_sink_sent(r->sink);
+        p->lost += record_sink_lost(r->sink) + record_sink_unsent(r->sink);
+}
+
+void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost) {
+        *ret_recorded = p->recorded;
+        *ret_lost = p->lost;
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                *ret_recorded += record_sink_sent(r->sink);
+                *ret_lost += record_sink_lost(r->sink);
+        }
+}
+
 static void recorder_free(struct recorder *r) {
         struct provider *p = r->provider;
 
@@ -125,66 +146,27 @@ static void recorder_free(struct recorder *r) {
         if (r->next)
                 r->next->prev = r->prev;
         p->n_recorders--;
-        /* What was packed but never sent is lost with the stream. */
-        p->lost += r->batch_records;
+        recorder_retire_counts(r);
         recorder_stall_end(r, false);
         recorder_release(r);
 }
 
-/* Sends the packed message. -EAGAIN while the consumer's socket is full:
- * the message stays packed and EPOLLOUT sends it. Any other error (the
- * consumer is gone; EPOLLHUP frees it) counts its records as lost. */
+/* Sends what @r packed; a consumer without room stalls the data path. */
 static int recorder_flush(struct recorder *r) {
-        ssize_t n;
+        int ret = record_sink_flush(r->sink);
 
-        if (r->batch.len == 0)
-                return 0;
-        n = send(r->fd, r->batch.data, r->batch.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && errno == EAGAIN) {
-                (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
+        if (ret == -EAGAIN)
                 recorder_stall_begin(r);
-                return -EAGAIN;
-        }
-        recorder_stall_end(r, false);
-        if (n < 0)
-                r->provider->lost += r->batch_records;
         else
-                r->provider->recorded += r->batch_records;
-        r->batch.len = 0;
-        r->batch_records = 0;
-        (void) sd_event_source_set_io_events(r->io, r->lost > 0 ? EPOLLOUT : 0);
-        return n < 0 ? -errno : 0;
+                recorder_stall_end(r, false);
+        return ret;
 }
 
-/* Packs one record, sending the message first when it is full. A record
- * that finds both the message and the consumer's socket full is lost, and
- * counted: the count goes into the stream where the records went missing. */
 void recorder_add(struct recorder *r, const struct record_header *h, const char *name, size_t name_len,
-                         const void *payload, size_t payload_len) {
-        const struct record_header lost = { .flags = RECORD_FLAG_LOST, .lost_count = r->lost };
-        int ret;
+                  const void *payload, size_t payload_len) {
+        struct record_header copy = *h;
 
-        if (r->lost > 0) {
-                ret = record_batch_append(&r->batch, &lost, NULL, 0, NULL, 0);
-                if (ret == -ENOBUFS && recorder_flush(r) >= 0)
-                        ret = record_batch_append(&r->batch, &lost, NULL, 0, NULL, 0);
-                if (ret < 0)
-                        goto lost;
-                r->lost = 0;
-        }
-        ret = record_batch_append(&r->batch, h, name, name_len, payload, payload_len);
-        if (ret == -ENOBUFS && recorder_flush(r) >= 0)
-                ret = record_batch_append(&r->batch, h, name, name_len, payload, payload_len);
-        if (ret < 0)
-                goto lost;
-        r->batch_records++;
-        return;
-
-lost:
-        r->lost++;
-        r->provider->lost++;
-        /* Tell the consumer as soon as it has room again. */
-        (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
+        (void) record_sink_send(r->sink, &copy, name, name_len, payload, payload_len);
 }
 
 /* Sends what the recorders packed: after each batch read from a session,
@@ -194,29 +176,13 @@ void recorders_flush(struct provider *p) {
                 (void) recorder_flush(r);
 }
 
-static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct recorder *r = userdata;
-        const struct record_header lost = { .flags = RECORD_FLAG_LOST };
+static void recorder_gone(void *userdata) {
+        recorder_free(userdata);
+}
 
-        if (revents & (EPOLLHUP | EPOLLERR)) {
-                log_debug("Record stream closed by its consumer.");
-                recorder_free(r);
-                return 0;
-        }
-        if (!(revents & EPOLLOUT) || recorder_flush(r) < 0)
-                return 0;
-        /* Room again: the notice of what was lost meanwhile goes out now,
-         * not with the next record, which may be long in coming. */
-        if (r->lost > 0) {
-                struct record_header notice = lost;
-
-                notice.lost_count = r->lost;
-                if (record_batch_append(&r->batch, &notice, NULL, 0, NULL, 0) >= 0) {
-                        r->lost = 0;
-                        (void) recorder_flush(r);
-                }
-        }
-        return 0;
+/* The consumer read again: the message that waited went out. */
+static void recorder_drained(void *userdata) {
+        recorder_stall_end(userdata, false);
 }
 
 static void recorder_releasep(struct recorder **r) {
@@ -227,7 +193,7 @@ static void recorder_releasep(struct recorder **r) {
 int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
         _cleanup_(recorder_releasep) struct recorder *r = NULL;
         _cleanup_close_ int consumer_fd = -EBADF;
-        int fds[2], sndbuf = EMBEDDED_RECORD_SNDBUF, ret;
+        int ret;
 
         if (n_events == 0 || n_events > STATUS_INDEX_MAX)
                 return -EINVAL;
@@ -238,14 +204,9 @@ int embedded_record(struct provider *p, struct provider_event *const *events, si
         if (!r)
                 return -ENOMEM;
         r->provider = p;
-        r->fd = -EBADF;
         r->events = calloc(n_events, sizeof(*r->events));
         if (!r->events)
                 return -ENOMEM;
-        r->batch.data = malloc(RECORD_STREAM_MESSAGE_MAX);
-        if (!r->batch.data)
-                return -ENOMEM;
-        r->batch.capacity = RECORD_STREAM_MESSAGE_MAX;
         for (size_t i = 0; i < n_events; i++) {
                 uint32_t idx = events[i]->status_index;
 
@@ -255,24 +216,11 @@ int embedded_record(struct provider *p, struct provider_event *const *events, si
                 r->events[r->n_events++] = events[i];
         }
 
-        ret = socketpair_seqpacket(fds);
+        ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,
+                              &consumer_fd);
         if (ret < 0)
                 return ret;
-        r->fd = fds[0];
-        consumer_fd = fds[1];
-        ret = fd_set_nonblock(r->fd, true);
-        if (ret < 0)
-                return ret;
-        /* A larger buffer absorbs bursts; the kernel caps it at wmem_max. */
-        (void) setsockopt(r->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        /* We never read from the consumer; it is not allowed to make us. */
-        (void) shutdown(r->fd, SHUT_RD);
-
-        ret = sd_event_add_io(p->event, &r->io, r->fd, 0, recorder_io, r);
-        if (ret < 0)
-                return ret;
-        (void) sd_event_source_set_description(r->io, "embedded-recorder");
-        (void) sd_event_source_set_priority(r->io, EMBEDDED_DATA_PRIORITY);
+        record_sink_on_drained(r->sink, recorder_drained);
 
         for (size_t i = 0; i < r->n_events; i++) {
                 r->events[i]->n_recorders++;
@@ -307,7 +255,7 @@ void embedded_recording_done(struct provider *p) {
                 struct recorder *r = p->recorders;
 
                 p->recorders = r->next;
-                p->lost += r->batch_records;    /* packed, never sent */
+                recorder_retire_counts(r);
                 recorder_release(r);
         }
         p->stall_timer = sd_event_source_disable_unref(p->stall_timer);

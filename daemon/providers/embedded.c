@@ -478,9 +478,8 @@ static void embedded_counters(struct provider *p, struct provider_counters *ret)
                 .received = p->received,
                 .dropped = p->dropped,
                 .writer_dropped = p->writer_dropped,
-                .recorded = p->recorded,
-                .lost = p->lost,
         };
+        embedded_recording_counts(p, &ret->recorded, &ret->lost);
 }
 
 const struct provider_ops embedded_provider_ops = {

@@ -49,13 +49,15 @@
  *                bit is the lowest bit of byte status_index, so byte
  *                status_index is non-zero while the event is enabled, the
  *                same contract as a v1 page. The kernel returns the write
- *                index. The broker's process is the one registering, so the
+ *                index, which must be the one the broker gave. The
+ *                broker's process is the one registering, so the
  *                kernel's remote writes land in the broker's mapping of the
  *                memfd, which the client sees through its own mapping.
  *   session_unregister
  *                DIAG_IOCSUNREG with the same address and bit.
  *   event_status reads a session page byte or the tracefs enable file.
- *   record       -EOPNOTSUPP: consumers use ftrace or perf.
+ *   record       a tracefs instance per recorder (upstream-record.c),
+ *                read and re-sent in the record-stream.h format.
  *
  * v1 user_events (the original interface, kernel/):
  *   probe        user_events_status can be mmap()ed read-only.

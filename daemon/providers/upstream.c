@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <tracefs/tracefs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,8 +41,15 @@
 #include "log.h"
 #include "provider.h"
 #include "status-text.h"
+#include "upstream-record.h"
 #include "upstream-util.h"
 
+/* Record streams at once: each is a tracefs instance with its own
+ * per-CPU ring buffers (UPSTREAM_RECORDER_BUFFER_KB each). */
+#define UPSTREAM_RECORDERS_MAX 16u
+/* As the embedded provider's data: below the bus (SD_EVENT_PRIORITY_NORMAL),
+ * above SD_EVENT_PRIORITY_IDLE. */
+#define UPSTREAM_RECORD_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 /* user_events_status holds at most user_events_max (32768 by default)
  * lines of at most ~280 bytes; anything beyond this is not read. */
 #define UPSTREAM_STATUS_TEXT_MAX (16u * 1024u * 1024u)
@@ -75,6 +83,13 @@ struct provider_session {
         struct provider_session *next, *prev;
 };
 
+/* A Record stream: a tracefs instance (upstream-record.c). */
+struct recorder {
+        struct provider *provider;
+        struct upstream_recorder *kernel;
+        struct recorder *next, *prev;
+};
+
 struct provider {
         sd_event *event;
         char *tracefs;
@@ -83,6 +98,8 @@ struct provider {
         int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
         void *by_name;          /* tsearch() tree of struct provider_event */
         struct provider_session *sessions;
+        struct recorder *recorders;
+        unsigned n_recorders;
 
         /* user_events_status is read at most once per event-loop
          * iteration (sd_event_now() as the key): GetStatus asks for every
@@ -145,9 +162,25 @@ static int upstream_probe(const struct provider_settings *settings, char **ret_r
         return probe_tracefs(settings, &tracefs, ret_reason);
 }
 
+static void recorder_free(struct recorder *r) {
+        struct provider *p = r->provider;
+
+        if (r->prev)
+                r->prev->next = r->next;
+        else
+                p->recorders = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
+        p->n_recorders--;
+        upstream_recorder_free(r->kernel);
+        free(r);
+}
+
 static struct provider *upstream_free(struct provider *p) {
         if (!p)
                 return NULL;
+        while (p->recorders)
+                recorder_free(p->recorders);
         /* The broker frees sessions and events first; the tree is empty. */
         tdestroy(p->by_name, event_forget);
         safe_close(p->control_fd);
@@ -187,6 +220,13 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
         p->control_fd = open(p->data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (p->control_fd < 0)
                 return log_error_errno(errno, "Cannot open %s: %m", p->data_path);
+
+        /* libtracefs creates the recorders' instances here. */
+        if (tracefs_set_tracing_dir(p->tracefs) < 0)
+                return log_error_errno(errno ? -errno : -EIO, "Cannot use %s with libtracefs: %m", p->tracefs);
+        r = upstream_recorder_cleanup(p->tracefs);
+        if (r > 0)
+                log_info("Upstream provider: removed %d tracefs instances a previous broker left.", r);
 
         log_info("Upstream provider: user_events in %s.", p->tracefs);
         *ret = p;
@@ -538,9 +578,50 @@ static int upstream_session_unregister(struct provider *p, struct provider_sessi
         return 0;
 }
 
+static void recorder_gone(void *userdata) {
+        log_debug("Upstream: a record stream's consumer left, removing its tracefs instance.");
+        recorder_free(userdata);
+}
+
 static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        /* Consumers use ftrace or perf on events/user_events/NAME. */
-        return -EOPNOTSUPP;
+        _cleanup_free_ struct upstream_record_event *wanted = NULL;
+        _cleanup_free_ struct recorder *r = NULL;
+        size_t n_wanted = 0;
+        int fd, k;
+
+        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+                return -EINVAL;
+        if (p->n_recorders >= UPSTREAM_RECORDERS_MAX)
+                return -EUSERS;
+
+        wanted = calloc(n_events, sizeof(*wanted));
+        r = calloc(1, sizeof(*r));
+        if (!wanted || !r)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_events; i++) {
+                bool duplicate = false;
+
+                for (size_t j = 0; j < n_wanted && !duplicate; j++)
+                        duplicate = wanted[j].name == events[i]->def->name;
+                if (!duplicate)
+                        wanted[n_wanted++] = (struct upstream_record_event) {
+                                .name = events[i]->def->name,
+                                .reg_string = events[i]->reg_string,
+                        };
+        }
+
+        r->provider = p;
+        k = upstream_recorder_new(p->event, UPSTREAM_RECORD_PRIORITY, p->data_path, wanted, n_wanted, recorder_gone, r,
+                                  &r->kernel, &fd);
+        if (k < 0)
+                return k;
+        r->next = p->recorders;
+        if (r->next)
+                r->next->prev = r;
+        p->recorders = r;
+        p->n_recorders++;
+        r = NULL;
+        return fd;
 }
 
 const struct provider_ops upstream_provider_ops = {

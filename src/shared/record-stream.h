@@ -17,7 +17,9 @@
  *
  * header.length counts header, name and payload, not the padding; the
  * next record starts at RECORD_ALIGN_UP(length) from this one. The payload
- * is the bytes the writer sent after its u32 write index. The last record
+ * is the bytes the writer sent after its u32 write index (from a kernel
+ * provider: what the kernel traced, the bytes written plus up to 3 bytes
+ * of ring-buffer padding). The last record
  * of a message is padded too, so a message's size is a multiple of 8;
  * record_stream_next() also accepts a last record without its padding.
  *
@@ -31,6 +33,12 @@
 #include <stdint.h>
 
 #define RECORD_FLAG_LOST (1u << 0)
+/* pid is the writing thread's id (the kernel's trace records that, not the
+ * process id), timestamp_ns the time of the write. */
+#define RECORD_FLAG_KERNEL_TRACE (1u << 1)
+/* The uid of a record the kernel traced: its trace records only the
+ * writing thread's id. */
+#define RECORD_UID_UNKNOWN UINT32_MAX
 
 #define RECORD_ALIGN 8u
 #define RECORD_ALIGN_UP(n) (((n) + (RECORD_ALIGN - 1)) & ~(size_t) (RECORD_ALIGN - 1))
@@ -42,12 +50,18 @@ struct record_header {
         uint32_t length;        /* header + name + payload, without padding */
         uint16_t name_len;
         uint16_t flags;         /* RECORD_FLAG_* */
-        uint32_t pid;           /* writer, from the data socket's peer credentials */
-        uint32_t uid;
-        uint64_t timestamp_ns;  /* CLOCK_REALTIME when the daemon read the record */
+        uint32_t pid;           /* embedded: the writer, from the data socket's peer
+                                 * credentials; kernel providers: the writing
+                                 * thread's id, as the kernel traced it */
+        uint32_t uid;           /* the writer's uid, or RECORD_UID_UNKNOWN */
+        uint64_t timestamp_ns;  /* CLOCK_REALTIME: embedded, when the daemon read
+                                 * the record; kernel providers, when it was
+                                 * written (the kernel's CLOCK_MONOTONIC stamp,
+                                 * converted) */
         uint64_t lost_count;    /* only with RECORD_FLAG_LOST */
-        /* Only what came through a ring (DESIGN.md, OpenRing) says who
-         * wrote it and when; 0 otherwise. */
+        /* Who wrote it and when, where that is known: records from a
+         * ring (DESIGN.md, OpenRing) and from the kernel's trace; 0 for
+         * the embedded data socket. */
         uint32_t tid;           /* the writing thread */
         uint32_t reserved;      /* 0 */
         uint64_t write_monotonic_ns;    /* CLOCK_MONOTONIC at the write, as perf and ftrace stamp */

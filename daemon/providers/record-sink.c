@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fd-util.h"
+#include "log.h"
+#include "record-sink.h"
+
+struct record_sink {
+        int fd;
+        sd_event_source *io;
+        struct record_batch batch;      /* the next message */
+        uint64_t batch_records;         /* records in it, LOST notices not counted */
+        bool waiting;                   /* the message waits for room */
+        uint64_t unreported;            /* lost, not yet told to the consumer */
+        uint64_t sent;
+        uint64_t lost;
+        void (*on_gone)(void *userdata);
+        void (*on_drained)(void *userdata);
+        void *userdata;
+};
+
+struct record_sink *record_sink_free(struct record_sink *s) {
+        if (!s)
+                return NULL;
+        sd_event_source_disable_unref(s->io);
+        safe_close(s->fd);
+        free(s->batch.data);
+        free(s);
+        return NULL;
+}
+
+static void record_sink_freep(struct record_sink **s) {
+        *s = record_sink_free(*s);
+}
+
+void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *userdata)) {
+        s->on_drained = on_drained;
+}
+
+void record_sink_count_lost(struct record_sink *s, uint64_t n) {
+        if (n == 0)
+                return;
+        s->unreported += n;
+        s->lost += n;
+        /* Tell the consumer as soon as it has room again. */
+        (void) sd_event_source_set_io_events(s->io, EPOLLOUT);
+}
+
+/* The notice of what was lost, packed where the records went missing. */
+static int pack_lost_notice(struct record_sink *s) {
+        const struct record_header h = { .flags = RECORD_FLAG_LOST, .lost_count = s->unreported };
+        int r;
+
+        if (s->unreported == 0)
+                return 0;
+        r = record_batch_append(&s->batch, &h, NULL, 0, NULL, 0);
+        if (r < 0)
+                return r;
+        s->unreported = 0;
+        return 0;
+}
+
+int record_sink_flush(struct record_sink *s) {
+        ssize_t n;
+
+        if (s->batch.len == 0)
+                return 0;
+        n = send(s->fd, s->batch.data, s->batch.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno == EAGAIN) {
+                s->waiting = true;
+                (void) sd_event_source_set_io_events(s->io, EPOLLOUT);
+                return -EAGAIN;
+        }
+        if (n < 0) {
+                /* Gone: EPOLLHUP tells the owner. */
+                s->lost += s->batch_records;
+                n = -errno;
+        } else {
+                s->sent += s->batch_records;
+                n = 0;
+        }
+        s->batch.len = 0;
+        s->batch_records = 0;
+        s->waiting = false;
+        (void) sd_event_source_set_io_events(s->io, s->unreported > 0 ? EPOLLOUT : 0);
+        return (int) n;
+}
+
+static int sink_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        struct record_sink *s = userdata;
+        bool was_waiting = s->waiting;
+
+        if (revents & (EPOLLHUP | EPOLLERR)) {
+                log_debug("Record stream closed by its consumer.");
+                /* Nothing more to send: a closed consumer must not wake us
+                 * again before the owner frees the sink. */
+                (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
+                s->on_gone(s->userdata);
+                return 0;
+        }
+        if (!(revents & EPOLLOUT) || record_sink_flush(s) < 0)
+                return 0;
+        /* Room again: what was lost meanwhile is told now, not with the
+         * next record, which may be long in coming. */
+        if (pack_lost_notice(s) >= 0)
+                (void) record_sink_flush(s);
+        if (s->batch.len == 0 && s->unreported == 0)
+                (void) sd_event_source_set_io_events(source, 0);
+        if (was_waiting && !s->waiting && s->on_drained)
+                s->on_drained(s->userdata);
+        return 0;
+}
+
+int record_sink_new(sd_event *event, int64_t priority, const char *description,
+                    void (*on_gone)(void *userdata), void *userdata, struct record_sink **ret, int *ret_consumer_fd) {
+        _cleanup_(record_sink_freep) struct record_sink *s = NULL;
+        int fds[2], sndbuf = RECORD_SINK_SNDBUF, r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->fd = -EBADF;
+        s->on_gone = on_gone;
+        s->userdata = userdata;
+        s->batch.data = malloc(RECORD_STREAM_MESSAGE_MAX);
+        if (!s->batch.data)
+                return -ENOMEM;
+        s->batch.capacity = RECORD_STREAM_MESSAGE_MAX;
+
+        r = socketpair_seqpacket(fds);
+        if (r < 0)
+                return r;
+        s->fd = fds[0];
+        r = fd_set_nonblock(s->fd, true);
+        if (r < 0) {
+                safe_close(fds[1]);
+                return r;
+        }
+        (void) setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        /* We never read from the consumer; it is not allowed to make us. */
+        (void) shutdown(s->fd, SHUT_RD);
+
+        r = sd_event_add_io(event, &s->io, s->fd, 0, sink_io, s);
+        if (r < 0) {
+                safe_close(fds[1]);
+                return r;
+        }
+        (void) sd_event_source_set_description(s->io, description);
+        (void) sd_event_source_set_priority(s->io, priority);
+
+        *ret = s;
+        s = NULL;
+        *ret_consumer_fd = fds[1];
+        return 0;
+}
+
+bool record_sink_send(struct record_sink *s, struct record_header *h, const char *name, size_t name_len,
+                      const void *payload, size_t payload_len) {
+        int r;
+
+        /* The notice first, so that it stands where the records went
+         * missing; a full message is sent first, if the consumer has room. */
+        r = pack_lost_notice(s);
+        if (r == -ENOBUFS && record_sink_flush(s) >= 0)
+                r = pack_lost_notice(s);
+        if (r >= 0) {
+                r = record_batch_append(&s->batch, h, name, name_len, payload, payload_len);
+                if (r == -ENOBUFS && record_sink_flush(s) >= 0)
+                        r = record_batch_append(&s->batch, h, name, name_len, payload, payload_len);
+        }
+        if (r < 0) {
+                record_sink_count_lost(s, 1);
+                return false;
+        }
+        s->batch_records++;
+        return true;
+}
+
+uint64_t record_sink_sent(const struct record_sink *s) {
+        return s->sent;
+}
+
+uint64_t record_sink_lost(const struct record_sink *s) {
+        return s->lost;
+}
+
+uint64_t record_sink_unsent(const struct record_sink *s) {
+        return s->batch_records;
+}
