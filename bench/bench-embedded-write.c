@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Delivery through the embedded provider, end to end: a writer calls
+ * Delivery through the embedded provider, end to end, on the writev path
+ * (a client without a ring: $UEBROKER_RING_KIB=0): a writer calls
  * ueb_write() for N events, retrying each on -EAGAIN (so every event is
  * offered until it is taken), the broker reads and forwards them, and a
  * Record consumer checks that every sequence number arrives, in order.
@@ -190,6 +191,9 @@ int main(int argc, char *argv[]) {
         bool complete = true;
         int sndbuf;
 
+        /* The writev contract: one sendmsg() per record, no ring (that is
+         * bench-ring-write's). */
+        setenv("UEBROKER_RING_KIB", "0", 1);
         if (ueb_open(&c) != 1 || ueb_register(c, BENCH_COMMAND, &e) != 1) {
                 fprintf(stderr, "no broker: %s (run through bench/run-bench.sh)\n", c ? ueb_last_error(c) : "");
                 return 1;
@@ -204,8 +208,8 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
-        printf("%llu events of %zu payload bytes a round, writer retrying on EAGAIN, reader checking every "
-               "sequence number; data socket send buffer %d bytes\n",
+        printf("%llu events of %zu payload bytes a round through the data socket (no ring), writer retrying on "
+               "EAGAIN, reader checking every sequence number; data socket send buffer %d bytes\n",
                n, sizeof(struct bench_payload), sndbuf);
         for (unsigned i = 0; i < ROUNDS; i++) {
                 int stream = bench_record_open(bus, "bench_write");
