@@ -14,6 +14,9 @@
  * Recording: Record() hands out one end of another SEQPACKET pair; the
  * records of the chosen events go to it many per message
  * (embedded-recorder.c).
+ * Rings: a client may also write into a shared-memory ring (OpenRing,
+ * embedded-ring.c); its records take the same route from
+ * session_handle_record() on.
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
  */
