@@ -61,7 +61,7 @@ static void seq_check(struct seq_reader *rd, const uint8_t *payload, size_t len)
 
 static void *seq_reader_main(void *userdata) {
         struct seq_reader *rd = userdata;
-        static __thread uint8_t buf[RECORD_STREAM_MESSAGE_MAX];
+        static __thread uint8_t buf[UEB_RECORD_MESSAGE_MAX];
 
         while (rd->received + rd->lost < rd->expected) {
                 struct pollfd p = { .fd = rd->fd, .events = POLLIN };
@@ -83,7 +83,7 @@ static void *seq_reader_main(void *userdata) {
                         continue;
                 }
                 while (record_stream_next(buf, (size_t) n, &offset, &rec) > 0) {
-                        if (rec.header.flags & RECORD_FLAG_LOST)
+                        if (rec.header.flags & UEB_RECORD_FLAG_LOST)
                                 rd->lost += rec.header.lost_count;
                         else
                                 seq_check(rd, rec.payload, rec.payload_len);

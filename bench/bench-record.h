@@ -27,7 +27,7 @@ struct bench_reader {
 /* Reads messages until stopped and drained. */
 static inline void *bench_reader_main(void *userdata) {
         struct bench_reader *rd = userdata;
-        static __thread uint8_t buf[RECORD_STREAM_MESSAGE_MAX];
+        static __thread uint8_t buf[UEB_RECORD_MESSAGE_MAX];
 
         for (;;) {
                 struct pollfd p = { .fd = rd->fd, .events = POLLIN };
@@ -47,7 +47,7 @@ static inline void *bench_reader_main(void *userdata) {
                         continue;
                 rd->messages++;
                 while (record_stream_next(buf, (size_t) n, &offset, &rec) > 0) {
-                        if (rec.header.flags & RECORD_FLAG_LOST)
+                        if (rec.header.flags & UEB_RECORD_FLAG_LOST)
                                 rd->lost += rec.header.lost_count;
                         else
                                 rd->records++;

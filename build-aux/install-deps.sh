@@ -14,6 +14,9 @@ packages=(
         gcc meson ninja-build pkg-config libsystemd-dev check
         # the upstream provider records through tracefs instances
         libtracefs-dev libtraceevent-dev
+        # uebctl record -o writes CTF through libbabeltrace2's sink.ctf.fs;
+        # its test reads the trace back with babeltrace2
+        libbabeltrace2-dev babeltrace2
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs

@@ -17,6 +17,8 @@
 #include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
+#include "event-pattern.h"
+#include "event-signals.h"
 #include "event-store.h"
 #include "fd-util.h"
 #include "name-reservation.h"
@@ -62,13 +64,6 @@ static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *err
         return r;
 }
 
-static void emit_active_events_changed(struct broker *b) {
-        int r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "ActiveEvents", NULL);
-
-        if (r < 0)
-                log_debug_errno(r, "Cannot emit PropertiesChanged for ActiveEvents: %m");
-}
-
 static void save_events(struct broker *b) {
         int r = event_store_save(&b->registry, b->state_dir);
 
@@ -100,8 +95,8 @@ static void schedule_save(struct broker *b) {
                 log_warning_errno(r, "Cannot schedule saving the events: %m");
 }
 
+/* The signals follow by themselves (the registry's on_change hook). */
 static void events_changed(struct broker *b) {
-        emit_active_events_changed(b);
         schedule_save(b);
 }
 
@@ -582,6 +577,21 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
         return refused(userdata, m, get_status(userdata, m, error), error);
 }
 
+/* The reply to Record and RecordMatching: the stream @fd (ours, closed by
+ * the caller; the reply carries a dup) or why there is none. */
+static int reply_record_stream(struct broker *b, sd_bus_message *m, int fd, const char *unsupported,
+                               sd_bus_error *error) {
+        if (fd == -EOPNOTSUPP)
+                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED, "the %s provider %s",
+                                         provider_link_name(&b->link), unsupported);
+        if (fd == -EUSERS)
+                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                        "too many record streams are open; close one and try again");
+        if (fd < 0)
+                return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
+        return sd_bus_reply_method_return(m, "h", fd);
+}
+
 static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
@@ -647,22 +657,78 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
         }
 
         fd = provider_link_record(&b->link, events, n);
-        if (fd == -EOPNOTSUPP)
-                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
-                                         "the %s provider does not record; use ftrace or perf",
-                                         provider_link_name(&b->link));
-        if (fd == -EUSERS)
-                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                        "too many record streams are open; close one and try again");
-        if (fd < 0)
-                return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
-
-        /* The reply carries a dup; ours closes on return. */
-        return sd_bus_reply_method_return(m, "h", fd);
+        return reply_record_stream(b, m, fd, "does not record; use ftrace or perf", error);
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return refused(userdata, m, record_events(userdata, m, error), error);
+}
+
+/* RecordMatching(as patterns): as Record, for the events whose names match
+ * a pattern now and those registered later. None need match yet. */
+static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        _cleanup_free_ struct provider_event **events = NULL;
+        _cleanup_free_ const char **patterns = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct session *s;
+        size_t n = 0, n_events = 0;
+        const char *pattern;
+        int r;
+
+        /* Read and validate: a bounded number of valid patterns. */
+        patterns = calloc(EVENT_PATTERNS_MAX, sizeof(*patterns));
+        if (!patterns)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(m, 'a', "s");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "s", &pattern)) > 0) {
+                struct event_error pattern_error = { 0 };
+
+                if (n >= EVENT_PATTERNS_MAX)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "more than %u patterns; ask for at most %u (one pattern may match "
+                                                 "many events)", EVENT_PATTERNS_MAX, EVENT_PATTERNS_MAX);
+                if (event_pattern_validate(pattern, &pattern_error) < 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "pattern %zu: %s", n + 1,
+                                                 pattern_error.message);
+                patterns[n++] = pattern;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                        "no patterns given; give at least one name or pattern such as 'app_*'");
+
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = polkit_check(b->polkit, m, "org.uebroker1.record",
+                         sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
+
+        events = calloc(b->registry.n_events ?: 1, sizeof(*events));
+        if (!events)
+                return -ENOMEM;
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE && n_events < b->registry.n_events; i++) {
+                struct broker_event *ev = b->registry.by_index[i];
+
+                if (!ev || !event_patterns_match(patterns, n, ev->def->name))
+                        continue;
+                events[n_events++] = ev->provider_event;
+                event_registry_touch(&b->registry, ev);
+        }
+
+        fd = provider_link_record_matching(&b->link, events, n_events, patterns, n);
+        return reply_record_stream(b, m, fd, "cannot follow events registered later; use Record with names", error);
+}
+
+static int method_record_matching(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, record_matching(userdata, m, error), error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -719,6 +785,9 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
+        SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
+                                 SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
+        SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
         SD_BUS_METHOD_WITH_NAMES("Register",
                                  "s", SD_BUS_PARAM(command),
                                  "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
@@ -748,6 +817,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "as", SD_BUS_PARAM(names),
                                  "h", SD_BUS_PARAM(record_fd),
                                  method_record, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("RecordMatching",
+                                 "as", SD_BUS_PARAM(patterns),
+                                 "h", SD_BUS_PARAM(record_fd),
+                                 method_record_matching, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 
@@ -809,6 +882,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                         log_info("Restored %d events and their owners from %s.", r, b->state_dir);
         }
 
+        r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the event signals: %m");
+
         r = polkit_registry_new(bus, settings->bus_is_system, b->limits.authorizations_per_user, &b->polkit);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up polkit checks: %m");
@@ -833,6 +910,8 @@ struct broker *broker_free(struct broker *b) {
         sd_bus_slot_unref(b->object_slot);
         sd_bus_slot_unref(b->departures);
         session_free_all(b);
+        /* Nothing is announced on the way out. */
+        b->signals = event_signals_free(b->signals);
         if (b->save_timer) {
                 b->save_timer = sd_event_source_disable_unref(b->save_timer);
                 save_events(b);

@@ -22,6 +22,7 @@
 #include "provider-link.h"
 
 struct polkit_registry;
+struct event_signals;
 
 struct broker {
         sd_event *event;
@@ -31,6 +32,7 @@ struct broker {
         struct polkit_registry *polkit;
         struct provider_link link;      /* every call into the provider */
         struct event_registry registry;
+        struct event_signals *signals;  /* EventAdded, EventRemoved, ActiveEvents */
         struct broker_limits limits;
         const struct name_reservations *reservations;
         const char *config_path;        /* for error messages naming the key */

@@ -122,3 +122,10 @@ int provider_link_session_ring(struct provider_link *l, struct provider_session 
                 return -EOPNOTSUPP;
         return l->ops->session_ring(l->provider, s, requested, ret_size);
 }
+
+int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
+                                  const char *const *patterns, size_t n_patterns) {
+        if (!l->ops->record_matching)
+                return -EOPNOTSUPP;
+        return l->ops->record_matching(l->provider, events, n_events, patterns, n_patterns);
+}

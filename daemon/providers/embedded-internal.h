@@ -64,6 +64,10 @@ struct recorder {
         uint8_t wanted[STATUS_PAGE_SIZE / 8];
         struct provider_event **events;
         size_t n_events;
+        size_t n_allocated;
+        /* RecordMatching: events added later that match join. */
+        char **patterns;
+        size_t n_patterns;
         /* Its socket was full: the data path waits for it (stalled), up
          * to EMBEDDED_STALL_MAX_USEC; past that it is slow, and loses
          * records instead until its message went out. */
@@ -148,6 +152,12 @@ int embedded_recording_init(struct provider *p);
 /* Frees every recorder; their events are gone already. */
 void embedded_recording_done(struct provider *p);
 int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events);
+int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                             const char *const *patterns, size_t n_patterns);
+/* A new event joins the recordings whose patterns match its name; an
+ * event going away leaves every recording. */
+void recorders_follow(struct provider *p, struct provider_event *ev);
+void recorders_forget(struct provider *p, struct provider_event *ev);
 /* Records recorded and lost over the provider's life. */
 void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost);
 
@@ -156,7 +166,7 @@ static inline bool recorder_wants(const struct recorder *r, uint32_t status_inde
 }
 
 /* Packs one record for @r; what cannot be sent or kept is counted lost. */
-void recorder_add(struct recorder *r, const struct record_header *h, const char *name, size_t name_len,
+void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len);
 /* Sends what the recorders packed. */
 void recorders_flush(struct provider *p);

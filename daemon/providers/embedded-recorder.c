@@ -18,6 +18,7 @@
 
 #include "cleanup.h"
 #include "embedded-internal.h"
+#include "event-pattern.h"
 #include "fd-util.h"
 #include "record-sink.h"
 
@@ -26,6 +27,7 @@
 static void recorder_release(struct recorder *r) {
         record_sink_free(r->sink);
         free(r->events);
+        event_patterns_free(r->patterns, r->n_patterns);
         free(r);
 }
 
@@ -162,9 +164,9 @@ static int recorder_flush(struct recorder *r) {
         return ret;
 }
 
-void recorder_add(struct recorder *r, const struct record_header *h, const char *name, size_t name_len,
+void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len) {
-        struct record_header copy = *h;
+        struct ueb_record_header copy = *h;
 
         (void) record_sink_send(r->sink, &copy, name, name_len, payload, payload_len);
 }
@@ -190,12 +192,65 @@ static void recorder_releasep(struct recorder **r) {
                 recorder_release(*r);
 }
 
-int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+/* Adds @ev to @r's events (once); counts @r as its recorder when
+ * @count_recorder. */
+static int recorder_add_event(struct recorder *r, struct provider_event *ev, bool count_recorder) {
+        uint32_t idx = ev->status_index;
+
+        if (recorder_wants(r, idx))
+                return 0;       /* named twice, or matched by two patterns */
+        if (r->n_events == r->n_allocated) {
+                size_t n = r->n_allocated ? r->n_allocated * 2 : 8;
+                struct provider_event **grown = reallocarray(r->events, n, sizeof(*grown));
+
+                if (!grown)
+                        return -ENOMEM;
+                r->events = grown;
+                r->n_allocated = n;
+        }
+        r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
+        r->events[r->n_events++] = ev;
+        if (count_recorder)
+                ev->n_recorders++;
+        return 0;
+}
+
+/* A new event joins the recordings whose patterns match its name. */
+void recorders_follow(struct provider *p, struct provider_event *ev) {
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                if (r->n_patterns == 0 ||
+                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
+                        continue;
+                if (recorder_add_event(r, ev, true) < 0)
+                        log_warning("Out of memory: new event %s is not recorded by a recording matching it.",
+                                    ev->def->name);
+        }
+}
+
+/* Takes @ev out of every recording that holds it. */
+void recorders_forget(struct provider *p, struct provider_event *ev) {
+        uint32_t idx = ev->status_index;
+
+        for (struct recorder *r = p->recorders; r && ev->n_recorders > 0; r = r->next) {
+                if (!recorder_wants(r, idx))
+                        continue;
+                for (size_t i = 0; i < r->n_events; i++)
+                        if (r->events[i] == ev) {
+                                r->events[i] = r->events[--r->n_events];
+                                break;
+                        }
+                r->wanted[idx / 8] &= (uint8_t) ~(1u << (idx % 8));
+                ev->n_recorders--;
+        }
+}
+
+static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
+                         const char *const *patterns, size_t n_patterns) {
         _cleanup_(recorder_releasep) struct recorder *r = NULL;
         _cleanup_close_ int consumer_fd = -EBADF;
         int ret;
 
-        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+        if (n_events > STATUS_INDEX_MAX || n_patterns > EVENT_PATTERNS_MAX || (n_events == 0 && n_patterns == 0))
                 return -EINVAL;
         if (p->n_recorders >= EMBEDDED_RECORDERS_MAX)
                 return -EUSERS;
@@ -204,16 +259,16 @@ int embedded_record(struct provider *p, struct provider_event *const *events, si
         if (!r)
                 return -ENOMEM;
         r->provider = p;
-        r->events = calloc(n_events, sizeof(*r->events));
-        if (!r->events)
-                return -ENOMEM;
         for (size_t i = 0; i < n_events; i++) {
-                uint32_t idx = events[i]->status_index;
-
-                if (recorder_wants(r, idx))
-                        continue;       /* duplicate name */
-                r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
-                r->events[r->n_events++] = events[i];
+                ret = recorder_add_event(r, events[i], false);
+                if (ret < 0)
+                        return ret;
+        }
+        if (n_patterns > 0) {
+                r->patterns = event_patterns_copy(patterns, n_patterns);
+                if (!r->patterns)
+                        return -ENOMEM;
+                r->n_patterns = n_patterns;
         }
 
         ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,
@@ -235,6 +290,19 @@ int embedded_record(struct provider *p, struct provider_event *const *events, si
         ret = consumer_fd;
         consumer_fd = -EBADF;
         return ret;
+}
+
+int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+        if (n_events == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, NULL, 0);
+}
+
+int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                             const char *const *patterns, size_t n_patterns) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, patterns, n_patterns);
 }
 
 int embedded_recording_init(struct provider *p) {

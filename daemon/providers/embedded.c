@@ -13,7 +13,8 @@
  * per recvmmsg(), so the cost of a system call is shared by many records.
  * Recording: Record() hands out one end of another SEQPACKET pair; the
  * records of the chosen events go to it many per message
- * (embedded-recorder.c).
+ * (embedded-recorder.c). A recording made with patterns (RecordMatching)
+ * also takes each event added later whose name matches.
  * Rings: a client may also write into a shared-memory ring (OpenRing,
  * embedded-ring.c); its records take the same route from
  * session_handle_record() on.
@@ -149,6 +150,7 @@ static int embedded_event_add(struct provider *p, const struct event_def *def, u
         ev->def = def;
         ev->name_len = (uint16_t) strlen(def->name);    /* at most EVENT_NAME_MAX */
         ev->status_index = *io_status_index;
+        recorders_follow(p, ev);
         embedded_status_update(p, ev);
         *ret = ev;
         return 0;
@@ -157,7 +159,9 @@ static int embedded_event_add(struct provider *p, const struct event_def *def, u
 static void embedded_event_remove(struct provider *p, struct provider_event *ev) {
         if (!ev)
                 return;
-        /* The broker removes only events nobody records (status byte 0). */
+        /* The broker removes only events nobody records (status byte 0),
+         * except when undoing an event_add that a pattern matched. */
+        recorders_forget(p, ev);
         p->page[ev->status_index] = 0;
         free(ev);
 }
@@ -193,7 +197,7 @@ void session_handle_record(struct provider_session *s, uint32_t write_index, con
                            size_t payload_len, uint64_t timestamp_ns, uint32_t tid, uint64_t write_monotonic_ns) {
         struct provider *p = s->provider;
         const struct provider_event *ev;
-        struct record_header h;
+        struct ueb_record_header h;
         int r;
 
         s->received++;
@@ -214,7 +218,7 @@ void session_handle_record(struct provider_session *s, uint32_t write_index, con
         if (ev->n_recorders == 0)
                 return;
 
-        h = (struct record_header) {
+        h = (struct ueb_record_header) {
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = timestamp_ns,
@@ -501,6 +505,7 @@ const struct provider_ops embedded_provider_ops = {
         .session_register = embedded_session_register,
         .session_unregister = embedded_session_unregister,
         .record = embedded_record,
+        .record_matching = embedded_record_matching,
         .counters = embedded_counters,
         .session_ring = embedded_session_ring,
 };

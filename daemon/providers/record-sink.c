@@ -53,7 +53,7 @@ void record_sink_count_lost(struct record_sink *s, uint64_t n) {
 
 /* The notice of what was lost, packed where the records went missing. */
 static int pack_lost_notice(struct record_sink *s) {
-        const struct record_header h = { .flags = RECORD_FLAG_LOST, .lost_count = s->unreported };
+        const struct ueb_record_header h = { .flags = UEB_RECORD_FLAG_LOST, .lost_count = s->unreported };
         int r;
 
         if (s->unreported == 0)
@@ -127,10 +127,10 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
         s->fd = -EBADF;
         s->on_gone = on_gone;
         s->userdata = userdata;
-        s->batch.data = malloc(RECORD_STREAM_MESSAGE_MAX);
+        s->batch.data = malloc(UEB_RECORD_MESSAGE_MAX);
         if (!s->batch.data)
                 return -ENOMEM;
-        s->batch.capacity = RECORD_STREAM_MESSAGE_MAX;
+        s->batch.capacity = UEB_RECORD_MESSAGE_MAX;
 
         r = socketpair_seqpacket(fds);
         if (r < 0)
@@ -159,7 +159,7 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
         return 0;
 }
 
-bool record_sink_send(struct record_sink *s, struct record_header *h, const char *name, size_t name_len,
+bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len) {
         int r;
 

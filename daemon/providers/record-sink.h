@@ -2,13 +2,13 @@
 #pragma once
 
 /*
- * One consumer's end of a Record stream (record-stream.h), for every
+ * One consumer's end of a Record stream (uebroker-record.h), for every
  * provider: a non-blocking SOCK_SEQPACKET socket the broker writes and
  * never reads. Records are packed into the next message, which goes out
  * when it is full or when the owner flushes (after each batch it read). A
  * message the consumer has no room for waits for EPOLLOUT; a record that
  * finds that message full too is counted as lost and reported to the
- * consumer as a RECORD_FLAG_LOST record where it went missing; the broker
+ * consumer as a UEB_RECORD_FLAG_LOST record where it went missing; the broker
  * never waits for a consumer. When the consumer closes its end, the owner
  * is told (on_gone) and frees the sink.
  */
@@ -39,7 +39,7 @@ void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *user
 
 /* Packs one record: @h (length and name_len are filled in here), the name,
  * the payload. Returns true if packed, false if counted as lost. */
-bool record_sink_send(struct record_sink *s, struct record_header *h, const char *name, size_t name_len,
+bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
 
 /* Sends what is packed: 0 (or nothing to send), -EAGAIN while the consumer

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The Record stream's layout (record-stream.h): packing and reading. */
+/* The record stream's layout (uebroker-record.h): packing and reading. */
 #include "record-stream.h"
 
 #include <errno.h>
 #include <string.h>
 
 int record_stream_next(const uint8_t *msg, size_t len, size_t *offset, struct record_view *ret) {
-        struct record_header h;
+        struct ueb_record_header h;
         size_t at = *offset, left;
 
         if (at >= len)
@@ -17,7 +17,7 @@ int record_stream_next(const uint8_t *msg, size_t len, size_t *offset, struct re
         memcpy(&h, msg + at, sizeof(h));
         if (h.length < sizeof(h) || h.length > left || h.length - sizeof(h) < h.name_len)
                 return -EBADMSG;
-        if ((h.flags & RECORD_FLAG_LOST) && h.length != sizeof(h))
+        if ((h.flags & UEB_RECORD_FLAG_LOST) && h.length != sizeof(h))
                 return -EBADMSG;
 
         *ret = (struct record_view) {
@@ -27,19 +27,19 @@ int record_stream_next(const uint8_t *msg, size_t len, size_t *offset, struct re
                 .payload_len = h.length - sizeof(h) - h.name_len,
         };
         /* The last record's padding may be missing. */
-        *offset = RECORD_ALIGN_UP((size_t) h.length) >= left ? len : at + RECORD_ALIGN_UP((size_t) h.length);
+        *offset = UEB_RECORD_ALIGN_UP((size_t) h.length) >= left ? len : at + UEB_RECORD_ALIGN_UP((size_t) h.length);
         return 1;
 }
 
-int record_batch_append(struct record_batch *b, const struct record_header *h, const char *name, size_t name_len,
+int record_batch_append(struct record_batch *b, const struct ueb_record_header *h, const char *name, size_t name_len,
                         const void *payload, size_t payload_len) {
         size_t length = sizeof(*h) + name_len + payload_len, padded;
-        struct record_header out = *h;
+        struct ueb_record_header out = *h;
         uint8_t *p;
 
-        if (name_len > UINT16_MAX || length > b->capacity || RECORD_ALIGN_UP(length) > b->capacity)
+        if (name_len > UINT16_MAX || length > b->capacity || UEB_RECORD_ALIGN_UP(length) > b->capacity)
                 return -EMSGSIZE;
-        padded = RECORD_ALIGN_UP(length);
+        padded = UEB_RECORD_ALIGN_UP(length);
         if (padded > b->capacity - b->len)
                 return -ENOBUFS;
 

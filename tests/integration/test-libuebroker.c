@@ -108,10 +108,10 @@ static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
 
 /* The record stream being read: a message holds several records, and what
  * record_read() has not returned yet waits here. One stream at a time. */
-static uint8_t record_buf[RECORD_STREAM_MESSAGE_MAX];
+static uint8_t record_buf[UEB_RECORD_MESSAGE_MAX];
 static size_t record_len, record_offset;
 /* The last record's header, for what the text does not show. */
-static struct record_header record_last;
+static struct ueb_record_header record_last;
 
 /* Closes a stream and forgets what was left of it. */
 static void record_close(int fd) {
@@ -135,7 +135,7 @@ static char *record_read(int fd, struct event_def *def) {
                 if (r < 0)
                         return NULL;
                 if (r > 0) {
-                        if (rec.header.flags & RECORD_FLAG_LOST)
+                        if (rec.header.flags & UEB_RECORD_FLAG_LOST)
                                 continue;
                         break;
                 }

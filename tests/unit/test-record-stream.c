@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-static uint8_t buffer[RECORD_STREAM_MESSAGE_MAX];
+static uint8_t buffer[UEB_RECORD_MESSAGE_MAX];
 
 static struct record_batch batch_new(size_t capacity) {
         memset(buffer, 0xaa, sizeof(buffer));
@@ -16,8 +16,8 @@ static struct record_batch batch_new(size_t capacity) {
 
 START_TEST(test_round_trip) {
         struct record_batch b = batch_new(sizeof(buffer));
-        const struct record_header h = { .pid = 42, .uid = 1000, .timestamp_ns = 7 };
-        const struct record_header lost = { .flags = RECORD_FLAG_LOST, .lost_count = 5 };
+        const struct ueb_record_header h = { .pid = 42, .uid = 1000, .timestamp_ns = 7 };
+        const struct ueb_record_header lost = { .flags = UEB_RECORD_FLAG_LOST, .lost_count = 5 };
         struct record_view v;
         size_t offset = 0;
 
@@ -27,7 +27,7 @@ START_TEST(test_round_trip) {
         ck_assert_int_eq(record_batch_append(&b, &lost, NULL, 0, NULL, 0), 0);
         ck_assert_int_eq(record_batch_append(&b, &h, "x", 1, NULL, 0), 0);
         ck_assert_uint_eq(b.len, 56 + 48 + 56);
-        ck_assert_uint_eq(b.len % RECORD_ALIGN, 0);
+        ck_assert_uint_eq(b.len % UEB_RECORD_ALIGN, 0);
 
         ck_assert_int_eq(record_stream_next(b.data, b.len, &offset, &v), 1);
         ck_assert_uint_eq(v.header.length, 55);
@@ -40,7 +40,7 @@ START_TEST(test_round_trip) {
         ck_assert_uint_eq(offset, 56);
 
         ck_assert_int_eq(record_stream_next(b.data, b.len, &offset, &v), 1);
-        ck_assert_uint_eq(v.header.flags, RECORD_FLAG_LOST);
+        ck_assert_uint_eq(v.header.flags, UEB_RECORD_FLAG_LOST);
         ck_assert_uint_eq(v.header.lost_count, 5);
         ck_assert_uint_eq(v.payload_len, 0);
 
@@ -54,7 +54,7 @@ END_TEST
 
 START_TEST(test_full_batch) {
         struct record_batch b = batch_new(96);
-        const struct record_header h = { 0 };
+        const struct ueb_record_header h = { 0 };
 
         ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, "12345678", 8), 0);    /* 57 -> 64 */
         ck_assert_int_eq(record_batch_append(&b, &h, "a", 1, NULL, 0), -ENOBUFS);     /* 49 -> 56 */
@@ -69,7 +69,7 @@ START_TEST(test_largest_record_fits) {
         struct record_batch b = batch_new(sizeof(buffer));
         static const char name[255] = "n";
         static uint8_t payload[65536];
-        const struct record_header h = { 0 };
+        const struct ueb_record_header h = { 0 };
 
         ck_assert_int_eq(record_batch_append(&b, &h, name, sizeof(name), payload, sizeof(payload)), 0);
 }
@@ -78,7 +78,7 @@ END_TEST
 /* A last record without its padding is still read. */
 START_TEST(test_unpadded_last) {
         struct record_batch b = batch_new(sizeof(buffer));
-        const struct record_header h = { 0 };
+        const struct ueb_record_header h = { 0 };
         struct record_view v;
         size_t offset = 0;
 
@@ -90,7 +90,7 @@ START_TEST(test_unpadded_last) {
 END_TEST
 
 /* What a consumer refuses: each is -EBADMSG and leaves the offset alone. */
-static void expect_bad(const struct record_header *h, size_t len) {
+static void expect_bad(const struct ueb_record_header *h, size_t len) {
         struct record_view v;
         size_t offset = 0;
 
@@ -101,12 +101,12 @@ static void expect_bad(const struct record_header *h, size_t len) {
 }
 
 START_TEST(test_malformed) {
-        expect_bad(&(struct record_header) { .length = 48 }, 47);               /* shorter than a header */
-        expect_bad(&(struct record_header) { .length = 47 }, 64);               /* length below the header */
-        expect_bad(&(struct record_header) { .length = 65 }, 64);               /* beyond the message */
-        expect_bad(&(struct record_header) { .length = 56, .name_len = 9 }, 64); /* name beyond the record */
-        expect_bad(&(struct record_header) { .length = 56, .flags = RECORD_FLAG_LOST }, 64);
-        expect_bad(&(struct record_header) { .length = UINT32_MAX, .name_len = UINT16_MAX }, 64);
+        expect_bad(&(struct ueb_record_header) { .length = 48 }, 47);               /* shorter than a header */
+        expect_bad(&(struct ueb_record_header) { .length = 47 }, 64);               /* length below the header */
+        expect_bad(&(struct ueb_record_header) { .length = 65 }, 64);               /* beyond the message */
+        expect_bad(&(struct ueb_record_header) { .length = 56, .name_len = 9 }, 64); /* name beyond the record */
+        expect_bad(&(struct ueb_record_header) { .length = 56, .flags = UEB_RECORD_FLAG_LOST }, 64);
+        expect_bad(&(struct ueb_record_header) { .length = UINT32_MAX, .name_len = UINT16_MAX }, 64);
 }
 END_TEST
 

@@ -115,15 +115,39 @@ check "while uebctl record runs, the event is enabled for writers ($r)" matches 
 emit a=12 b=rec2 >&2
 waitfor 100 test "$(grep -c " $EV: " $rec)" -ge 2
 info "uebctl record: $(cat $rec)"
-check "uebctl record prints '[tid N] $EV: a=11 b=rec1' from the kernel's trace" \
-        grep -Eq "^\[tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
-check "uebctl record prints the second record too" grep -Eq "^\[tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
+check "uebctl record prints '[written TIME tid N] $EV: a=11 b=rec1' from the kernel's trace" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
+check "uebctl record prints the second record too" grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
 waitfor 50 not kill -0 $rec_pid
 check "uebctl record --count=2 exits after two records" not kill -0 $rec_pid
 waitfor 50 not instances
 check "the stream's end removes its tracefs instance" not instances
 r=$(emit a=1 b=off)
 check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: not enabled"
+
+# 9b'. RecordMatching on the kernel: a pattern recording started before its
+#      events exist takes each event registered later (two here: more than
+#      one event in one instance), and both reach the consumer.
+prec=/tmp/record-pattern.out
+uebctl record --count=2 'vmpat_*' > $prec 2>&1 &
+prec_pid=$!
+waitfor 100 instances
+emit_pat() { as_tester uebctl emit "'$1 u32 a; char[8] b'" "$2" "$3" 2>&1; }
+r1=$(emit_pat vmpat_one a=31 b=first)
+r2=$(emit_pat vmpat_two a=32 b=second)
+info "emits of new events while a pattern recording runs: $r1 / $r2"
+check "a new event matching the recording's pattern is enabled for writers at once ($r1)" matches "$r1" "^vmpat_one: written"
+waitfor 100 test "$(grep -c ' vmpat_' $prec)" -ge 2
+info "uebctl record 'vmpat_*': $(cat $prec)"
+check "RecordMatching delivers the first event registered after it started" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] vmpat_one: a=31 b=first\$" $prec
+check "... and the second, from the same tracefs instance" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] vmpat_two: a=32 b=second\$" $prec
+waitfor 50 not kill -0 $prec_pid
+waitfor 50 not instances
+check "the pattern recording's end removes its instance and enablers" not instances
+r=$(emit_pat vmpat_one a=1 b=off)
+check "with no recorder, vmpat_one is disabled again ($r)" matches "$r" "^vmpat_one: not enabled"
 
 # 9c. perf sees the events: perf_event_open on the event's id, raw samples
 id=$(cat $T/events/user_events/$EV/id 2>/dev/null)
