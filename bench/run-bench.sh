@@ -34,7 +34,7 @@ build="$(cd "$1" && pwd)"
 shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
-         bench/bench-embedded-write bench/bench-ring-write bench/bench-disabled-check; do
+         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -209,6 +209,7 @@ run "$build/bench/bench-clients" 5000
 run "$build/bench/bench-latency" 20000
 run "$build/bench/bench-register" 20000
 run "$build/bench/bench-embedded-write" 300000
+run "$build/bench/bench-typed-write" 300000
 # LTTng-UST's tracepoint beside the ring, when lttng-tools can record it: a
 # session daemon of our own (user space only), one session recording the
 # bench's tracepoint into the temporary directory.

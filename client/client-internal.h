@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
+#include "event-def.h"
 #include "ring.h"
 #include "uebroker.h"
 
@@ -69,6 +70,7 @@ struct ueb_event {
         struct ueb_event_head_ head;    /* first: ueb_enabled() reads it */
         struct ueb_client *client;
         char *command;
+        struct event_def *def;          /* parsed @command: the layout of typed writes */
         enum ueb_event_state state;     /* under lock */
         sd_bus_slot *register_call;     /* the Register in flight, under lock */
         unsigned answers;               /* Register attempts concluded, under lock */

@@ -23,6 +23,7 @@
 #include "fd-util.h"
 #include "name-reservation.h"
 #include "log.h"
+#include "message-ids.h"
 #include "polkit.h"
 #include "session.h"
 #include "status-text.h"
@@ -37,9 +38,10 @@ const char *broker_config_name(const struct broker *b) {
 
 /* At info level under @rl: what callers can make the broker log, as often
  * as they call, must not flood the journal. */
-static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...)
-        __attribute__((format(printf, 3, 4)));
-static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...) {
+static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
+                        const char *format, ...) __attribute__((format(printf, 4, 5)));
+static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
+                        const char *format, ...) {
         unsigned suppressed = 0;
         char text[1024];
         va_list ap;
@@ -51,16 +53,43 @@ static void log_limited(struct log_ratelimit *rl, const char *what, const char *
         va_start(ap, format);
         (void) vsnprintf(text, sizeof(text), format, ap);
         va_end(ap);
-        log_info("%s", text);
+        log_struct(LOG_INFO, about, "%s", text);
+}
+
+/* The event a refused Register or Delete named: the first argument's
+ * leading name (log_fields_build() drops it unless it is a valid one). */
+static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
+        const char *member = sd_bus_message_get_member(m), *arg = NULL;
+        size_t n;
+
+        buf[0] = '\0';
+        if (!member || (strcmp(member, "Register") != 0 && strcmp(member, "Delete") != 0))
+                return;
+        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read_basic(m, 's', &arg) <= 0 || !arg)
+                return;
+        n = strcspn(arg, " \t;");
+        if (n < size)
+                snprintf(buf, size, "%.*s", (int) n, arg);
 }
 
 /* Every handler's result goes through here: refusals are logged, rate
- * limited. */
+ * limited, with the event and the caller when known. */
 static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
-        if (r < 0 && sd_bus_error_is_set(error))
-                log_limited(&b->refusal_ratelimit, "refusals", "Refused %s of %s: %s: %s",
-                            sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
-                            error->name ?: "?", error->message ?: "");
+        char event[EVENT_NAME_MAX + 1];
+        struct log_about about = { .message_id = UEB_MESSAGE_CALL_REFUSED, .uid = LOG_UID_NONE, .event = event };
+        struct session *s;
+
+        if (r >= 0 || !sd_bus_error_is_set(error))
+                return r;
+        refused_event_name(m, event, sizeof(event));
+        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
+        if (s && s->identified) {
+                about.uid = s->uid;
+                about.pid = s->pid;
+        }
+        log_limited(&b->refusal_ratelimit, "refusals", &about, "Refused %s of %s: %s: %s",
+                    sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
+                    error->name ?: "?", error->message ?: "");
         return r;
 }
 
@@ -145,15 +174,20 @@ static int check_no_prefix(const char *command, sd_bus_error *error) {
 }
 
 /* 1 when @s may use the name @name under the reservations: a reserved name
- * is refused to everyone else, whatever polkit says. */
-static int check_reservation(struct broker *b, struct session *s, const char *name, bool *ret_reserved_for_caller,
-                             sd_bus_error *error) {
+ * is refused to everyone else, whatever polkit says. A reservation added
+ * (by a reload) for a name that an event of another owner already has
+ * takes effect when the name is free: until the event is deleted or
+ * evicted, its owner keeps using it. @ev is the existing event, or NULL. */
+static int check_reservation(struct broker *b, struct session *s, const char *name, const struct broker_event *ev,
+                             bool *ret_reserved_for_caller, sd_bus_error *error) {
         _cleanup_free_ gid_t *gids = NULL;
         const struct name_reservation *res;
         size_t n_gids = 0;
 
         *ret_reserved_for_caller = false;
         if (!b->reservations)
+                return 1;
+        if (ev && ev->owner_uid == s->uid)
                 return 1;
         res = name_reservations_find(b->reservations, name);
         if (!res)
@@ -199,6 +233,8 @@ static void eviction_done(struct eviction *e) {
 static void evict(struct broker *b, struct broker_event *victim, const char *for_name, uid_t uid,
                   struct eviction *ret) {
         log_limited(&b->event_log_ratelimit, "event changes",
+                    &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_EVICTED, .event = victim->def->name,
+                                          .uid = uid },
                     "Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was unused "
                     "and %s.", victim->def->name, victim->status_index, (unsigned) victim->owner_uid, for_name,
                     (unsigned) uid, victim->owner_uid == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
@@ -258,10 +294,10 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         if (r < 0)
                 return r;
 
-        r = check_reservation(b, s, def->name, &reserved_for_caller, error);
+        ev = event_registry_find(&b->registry, def->name);
+        r = check_reservation(b, s, def->name, ev, &reserved_for_caller, error);
         if (r < 0)
                 return r;
-        ev = event_registry_find(&b->registry, def->name);
         if (ev && !event_def_equal(ev->def, def)) {
                 _cleanup_free_ char *existing = event_def_canonical(ev->def);
 
@@ -348,6 +384,8 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         }
         if (created_event) {
                 log_limited(&b->event_log_ratelimit, "event changes",
+                            &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_CREATED, .event = ev->def->name,
+                                                  .uid = s->uid, .pid = s->pid },
                             "Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
                             (unsigned) s->uid, (int) s->pid, ev->status_index);
                 events_changed(b);
@@ -474,7 +512,10 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "event %s is being listened to; stop recording or tracing it first", name);
 
-        log_info("Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
+        log_struct(LOG_INFO,
+                   &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_DELETED, .event = name, .uid = s->uid,
+                                         .pid = s->pid },
+                   "Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
         event_registry_remove(&b->registry, ev);
         events_changed(b);
         return sd_bus_reply_method_return(m, NULL);
@@ -782,7 +823,7 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Provider", "s", property_get_provider, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
@@ -901,6 +942,22 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         *ret = b;
         b = NULL;
         return 0;
+}
+
+void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct name_reservations *reservations) {
+        unsigned old_max_events = broker_max_events(b);
+        int r;
+
+        b->limits = *limits;
+        b->max_sessions = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
+        b->reservations = reservations;
+        polkit_registry_set_max_per_uid(b->polkit, b->limits.authorizations_per_user);
+        if (broker_max_events(b) != old_max_events) {
+                r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "MaxEvents", NULL);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot emit PropertiesChanged for MaxEvents: %m");
+        }
 }
 
 struct broker *broker_free(struct broker *b) {

@@ -80,6 +80,14 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                struct broker **ret);
 struct broker *broker_free(struct broker *b);
 
+/* New limits and reservations (a reload), for calls from now on: what
+ * sessions hold stays (registrations, sessions and events beyond a lowered
+ * limit, polkit checks waiting), and a reservation of a name an event
+ * already has takes effect when the name is free. @reservations must stay
+ * valid while the broker uses it. */
+void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct name_reservations *reservations);
+
 /* The configuration file's name, for messages naming a key. */
 const char *broker_config_name(const struct broker *b);
 

@@ -31,7 +31,12 @@ static const struct uebctl_command commands[] = {
           "Without names: the broker's status text (one line per event, \"INDEX:NAME\",\n"
           "\"# Used by ...\" while someone listens, then Active:, Busy: and Max:, the\n"
           "status page's size as user_events defines it). With names: each event's\n"
-          "fields, owner (user name and uid), registrations and whether it is enabled.\n",
+          "fields, owner (user name and uid), registrations and whether it is enabled.\n"
+          "Max: is the size of the status page in bytes, 4096, one byte per event, as\n"
+          "the original user_events interface prints it. How many events fit is the\n"
+          "broker's MaxEvents property (at most 4095: index 0 is never handed out;\n"
+          "fewer when Events= in uebrokerd.conf is lower):\n"
+          "  busctl get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker MaxEvents\n",
           UEBCTL_OPT_JSON | UEBCTL_OPT_PAGER, uebctl_status },
         { "record", "[-n N] [-o DIR] PATTERN...", "print records of events as they arrive, decoded",
           "PATTERN is an event name or a shell pattern (fnmatch: * ? [...]) and also\n"
@@ -55,7 +60,9 @@ static const struct uebctl_command commands[] = {
         { "emit", "'COMMAND' FIELD=VALUE...", "register an event and write one record if enabled",
           "Registers the event COMMAND (NAME followed by its fields, as Register takes\n"
           "it) and, when someone listens, writes one record with the given values.\n"
-          "Fields not given are zero (strings empty).\n",
+          "Fields not given are zero (strings empty). With nobody listening it writes\n"
+          "nothing and says \"NAME: not enabled, nothing written\": start the recorder\n"
+          "first (uebctl record NAME, or a pattern before the event exists).\n",
           0, uebctl_emit },
         { "delete", "NAME...", "delete events nobody holds or listens to",
           "Deletes each named event; asks polkit, which may ask for a password unless\n"

@@ -47,7 +47,7 @@ intro="$(busctl --address="$addr" introspect org.uebroker1 /org/uebroker1 org.ue
 for line in '.Register +method +s +hhuu' '.Unregister +method +u +-' '.Delete +method +sb +-' \
             '.ListEvents +method +- +a\(ssuub\)' '.GetStatus +method +- +s' '.Record +method +as +h' \
             '.RecordMatching +method +as +h' '.EventAdded +signal +ssu +-' '.EventRemoved +signal +s +-' \
-            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +const'; do
+            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +emits-change'; do
         grep -Eq "^\\$line" <<<"$intro" && echo "ok: introspect $line" || fail "introspect lacks $line"
 done
 

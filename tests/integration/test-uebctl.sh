@@ -61,6 +61,8 @@ record_end() {
 out="$("$UEBCTL" status)" || fail "status exits 0"
 check "status summary" "Active: 0" "$(echo "$out" | grep '^Active:')"
 echo "$out" | grep -q '^Max: 4096$' && ok "status max" || fail "status max: $out"
+"$UEBCTL" status --help | grep -q 'MaxEvents property (at most 4095' && ok "status --help explains Max: and MaxEvents" ||
+        fail "status --help lacks Max:/MaxEvents"
 run_list --json
 echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "empty list --json" || fail "empty list --json: $out"
 
@@ -262,6 +264,19 @@ r = json.loads(text)
 assert r["fields"] == {"x": 8, "s": "p"} and r["time_source"] == "received", r
 PY
 for ev in ctl_late_a ctl_other ctl_named_later; do "$UEBCTL" delete "$ev" || fail "delete $ev"; done
+
+# The bash completion (shell-completion/uebctl) completes event names the
+# broker knows, asking it on the bus given on the command line.
+completion="$(dirname "$0")/../../shell-completion/uebctl"
+if [ -f /usr/share/bash-completion/bash_completion ]; then
+        out="$(PATH="$(dirname "$UEBCTL"):$PATH" bash -c 'source /usr/share/bash-completion/bash_completion &&
+                source "$1" && compopt() { :; } && COMP_WORDS=(uebctl "--bus-address=$2" record ctl_e) &&
+                COMP_CWORD=3 && COMP_LINE="${COMP_WORDS[*]}" && COMP_POINT=${#COMP_LINE} &&
+                _uebctl uebctl ctl_e record; echo "${COMPREPLY[*]}"' _ "$completion" "$UEBROKER_BUS_ADDRESS" 2>&1)"
+        check "bash completion of event names" "ctl_ev" "$out"
+else
+        fail "bash-completion is not installed"
+fi
 
 # delete, then it is gone; deleting again fails with NoSuchEvent.
 "$UEBCTL" delete ctl_ev && ok "delete" || fail "delete"

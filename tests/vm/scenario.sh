@@ -263,6 +263,28 @@ check "its write after the restart succeeds ($(grep '^write' $out2))" grep -q '^
 check "trace shows '$EV2: a=21 b=again' written after the restart" grep -Eq " $EV2: a=(0x15 \(21\)|21) b=again\$" $T/trace
 echo 0 > $T/events/user_events/$EV2/enable 2>/dev/null
 
+# 14. typed writes: ueb_write_values() lays out a __data_loc string (the
+#     location word, the bytes from the caller's memory, the NUL) that the
+#     kernel accepts and ftrace decodes; a value too long for a char[N] is
+#     refused by the library before the kernel sees it.
+EV3=vmtyped
+CMD3="$EV3 u32 a; __data_loc char[] s; char[4] t"
+out3=/tmp/vm-client-typed.out
+as_tester "vm-client '$CMD3' wait-enabled 30 typed a=5 s=typed-hello t=abcd typed a=6 s=second t=toolong typed a=7 hold > $out3 2>&1 &"
+waitfor 100 grep -q '^registered\|^register failed' $out3
+check "a libuebroker client registers '$CMD3'" grep -q '^registered' $out3
+echo 1 > $T/events/user_events/$EV3/enable 2>/dev/null
+waitfor 100 test "$(grep -c '^typed' $out3)" -ge 3
+info "typed client: $(tr '\n' ' ' < $out3); trace: $(grep " $EV3:" $T/trace 2>&1)"
+check "ueb_write_values succeeds ($(grep '^typed' $out3 | head -n1))" test "$(sed -n '/^typed/{p;q}' $out3)" = "typed 0"
+check "a 7-byte value for char[4] is refused by the library ($(grep '^typed' $out3 | sed -n 2p))" \
+        matches "$(grep '^typed' $out3 | sed -n 2p)" '^typed -90 '
+check "trace shows '$EV3: a=5 s=typed-hello t=abcd' from ueb_write_values (upstream)" \
+        grep -Eq " $EV3: a=(0x5 \(5\)|5) s=typed-hello t=abcd\$" $T/trace
+check "trace shows the third write, empty string and char[4] (upstream)" grep -Eq " $EV3: a=(0x7 \(7\)|7) s= t=\$" $T/trace
+check "the refused value did not reach the trace" not grep -Eq " $EV3: a=(0x6 \(6\)|6) " $T/trace
+echo 0 > $T/events/user_events/$EV3/enable 2>/dev/null
+
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"
 
 echo "1..$n"
