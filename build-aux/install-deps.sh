@@ -20,6 +20,8 @@ packages=(
         # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
         make bc bison flex libelf-dev libssl-dev xz-utils
         qemu-system-x86 busybox-static
+        # the kernel provider's test kernel (kernel/build-test-kernel.sh)
+        linux-source-6.1
 )
 # From bookworm-backports (added below with the system's own mirror URIs).
 backports_packages=(linux-source-6.12)

@@ -45,7 +45,13 @@ static char *uebctl_format(const char *cmd, int id)
 	return fixed;
 }
 
-static void same_as_uebctl(const char *cmd, const char *name)
+/*
+ * DECIMAL: the array size as the kernel writes it in the format file
+ * ("x[16]" for char[0x10]); uebctl prints it as written ("x[0x10]"), so
+ * for a hex or octal size the two differ in that bracket alone
+ * (kernel/README.md). NULL for every other command.
+ */
+static void same_as_uebctl_but(const char *cmd, const char *name, const char *written, const char *decimal)
 {
 	char path[300], *kernel, *tool;
 	int fd = ue_open_data(), id;
@@ -59,13 +65,28 @@ static void same_as_uebctl(const char *cmd, const char *name)
 	snprintf(path, sizeof(path), TRACEFS "/events/user_events/%s/format", name);
 	kernel = ue_file_read(path);
 	tool = uebctl_format(cmd, id);
-	CHECK(kernel && tool && !strcmp(kernel, tool), "format of '%s' is what uebctl format prints", cmd);
+	if (tool && written) {
+		char *at = strstr(tool, written), *fixed = NULL;
+
+		if (at && asprintf(&fixed, "%.*s%s%s", (int)(at - tool), tool, decimal, at + strlen(written)) > 0) {
+			free(tool);
+			tool = fixed;
+		}
+	}
+	CHECK(kernel && tool && !strcmp(kernel, tool), "format of '%s' is what uebctl format prints%s%s%s%s", cmd,
+	      written ? " (size in decimal: " : "", written ? written : "", written ? " as " : "",
+	      written ? decimal : "");
 	if (kernel && tool && strcmp(kernel, tool))
 		ue_diag("kernel:\n%s# uebctl:\n%s", kernel, tool);
 	free(kernel);
 	free(tool);
 	close(fd);
 	ue_del_name(name);
+}
+
+static void same_as_uebctl(const char *cmd, const char *name)
+{
+	same_as_uebctl_but(cmd, name, NULL, NULL);
 }
 
 static void print_fmt(const char *cmd, const char *name, const char *want)
@@ -85,7 +106,7 @@ int main(void)
 {
 	static const char *const types[] = {
 		"s64", "u64", "s32", "u32", "int", "unsigned int", "s16", "u16", "short", "unsigned short",
-		"s8", "u8", "char", "unsigned char", "char[4]", "unsigned char[4]", "char[0x10]", "char[010]",
+		"s8", "u8", "char", "unsigned char", "char[4]", "unsigned char[4]", "char[1024]",
 		"__data_loc char[]", "__rel_loc char[]", "__data_loc unsigned char[]", "__rel_loc u8[]",
 		"__data_loc u32[]", "__data_loc char",
 	};
@@ -96,6 +117,8 @@ int main(void)
 		snprintf(cmd, sizeof(cmd), "%s %s x", name, types[i]);
 		same_as_uebctl(cmd, name);
 	}
+	same_as_uebctl_but("fmt_hex char[0x10] x", "fmt_hex", "x[0x10]", "x[16]");
+	same_as_uebctl_but("fmt_oct unsigned char[010] x", "fmt_oct", "x[010]", "x[8]");
 	same_as_uebctl("fmt_struct struct foo x 12", "fmt_struct");
 	same_as_uebctl("fmt_none", "fmt_none");
 	same_as_uebctl("fmt_many u32 a; char[8] b; __data_loc char[] c; __rel_loc char[] d; struct s e 3; s64 f; u8 g",

@@ -10,7 +10,7 @@
 # stderr.
 
 dir="${UE_SELFTESTS:-/usr/libexec/uebroker-vm}"
-limit="${UE_SELFTEST_TIMEOUT:-120}"
+limit="${UE_SELFTEST_TIMEOUT:-600}"
 n=0
 for t in reg_test status_test write_test perf_test dyn_test format_test writer_test; do
         out=/tmp/$t.tap

@@ -136,14 +136,15 @@ static struct dyn_event_operations ue_dyn_ops = {
 
 /* ---- the command parser ------------------------------------------------ */
 
+/* ASCII only: the kernel's ctype counts Latin-1 letters as alphabetic. */
 static bool ue_ident_start(char c)
 {
-	return isalpha(c) || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
 static bool ue_ident_char(char c)
 {
-	return isalnum(c) || c == '_';
+	return ue_ident_start(c) || (c >= '0' && c <= '9');
 }
 
 static bool ue_is_identifier(const char *s, size_t n)
@@ -209,7 +210,8 @@ static int ue_parse_array_size(const char *s, size_t n, u32 *ret)
 	char buf[UE_MAX_ARRAY_TEXT + 1];
 	unsigned int v;
 
-	if (!n || n > UE_MAX_ARRAY_TEXT)
+	/* digits only: kstrtouint() would also take a '+' */
+	if (!n || n > UE_MAX_ARRAY_TEXT || !isdigit(s[0]))
 		return -EINVAL;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
@@ -748,6 +750,15 @@ static int ue_define_fields(struct trace_event_call *call)
 					 f->size, f->is_signed, FILTER_OTHER);
 		if (ret)
 			return ret;
+		/*
+		 * The format file shows "char[N] x" as "char x[N]" only when
+		 * the field's len is set (else "x[]"); the field just defined
+		 * is first in the list.
+		 */
+		if (f->kind == UE_ARRAY)
+			list_first_entry(trace_get_fields(call),
+					 struct ftrace_event_field,
+					 link)->len = f->size;
 	}
 	return 0;
 }
