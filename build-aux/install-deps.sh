@@ -12,6 +12,8 @@ set -eu
 packages=(
         # build
         gcc meson ninja-build pkg-config libsystemd-dev check
+        # the upstream provider records through tracefs instances
+        libtracefs-dev libtraceevent-dev
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs

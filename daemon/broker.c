@@ -290,7 +290,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u already has %u connections holding registrations (ClientsPerUser= in %s)",
                                          (unsigned) s->uid, b->limits.clients_per_user, broker_config_name(b));
-        if (s->n_registrations >= b->limits.events_per_client)
+        if (s->indexes.n_active >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this connection already holds %u registrations (EventsPerClient= in %s)",
                                          b->limits.events_per_client, broker_config_name(b));
@@ -330,7 +330,19 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 if (r == -ENOSPC)
                         sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                           "cannot register event %s: too many distinct events on this connection "
-                                          "(%u); reconnect", ev->def->name, SESSION_SLOTS_MAX);
+                                          "(%u); reconnect", ev->def->name, WRITE_INDEXES_MAX);
+                else if (r == -EADDRINUSE)
+                        /* The kernel's own answer: the broker's registry
+                         * had no such name. */
+                        sd_bus_error_setf(error, BROKER_ERROR_NAME_IN_USE,
+                                          "cannot register event %s: the kernel already has an event of that name "
+                                          "with other fields, defined outside the broker (see %s); pick another name",
+                                          ev->def->name, "user_events_status");
+                else if (r == -EMFILE)
+                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                          "cannot register event %s: the kernel's limit of user events is reached "
+                                          "(sysctl kernel.user_events_max); delete unused events or raise it",
+                                          ev->def->name);
                 else
                         broker_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
                 if (created_event) {
@@ -349,8 +361,8 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
 reply:
         event_registry_touch(&b->registry, ev);
         return sd_bus_reply_method_return(m, "hhuu",
-                                          b->provider_ops->session_data_fd(s->provider_session),
-                                          b->provider_ops->session_status_fd(s->provider_session),
+                                          provider_link_session_data_fd(&b->link, s->provider_session),
+                                          provider_link_session_status_fd(&b->link, s->provider_session),
                                           ev->status_index, write_index);
 }
 
@@ -595,10 +607,11 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 event_registry_touch(&b->registry, ev);
         }
 
-        fd = b->provider_ops->record(b->provider, events, n);
+        fd = provider_link_record(&b->link, events, n);
         if (fd == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
-                                         "the %s provider does not record; use ftrace or perf", b->provider_ops->name);
+                                         "the %s provider does not record; use ftrace or perf",
+                                         provider_link_name(&b->link));
         if (fd == -EUSERS)
                 return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                         "too many record streams are open; close one and try again");
@@ -622,7 +635,7 @@ static int property_get_provider(sd_bus *bus, const char *path, const char *inte
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         struct broker *b = userdata;
 
-        return sd_bus_message_append(reply, "s", b->provider_ops->name);
+        return sd_bus_message_append(reply, "s", provider_link_name(&b->link));
 }
 
 static int property_get_max_events(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -696,9 +709,13 @@ static void on_client_gone(const char *unique_name, void *userdata) {
         session_gone(userdata, unique_name);
 }
 
+static void broker_freep(struct broker **b) {
+        *b = broker_free(*b);
+}
+
 int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, const struct broker_settings *settings,
                struct broker **ret) {
-        struct broker *b;
+        _cleanup_(broker_freep) struct broker *b = NULL;
         int r;
 
         b = calloc(1, sizeof(*b));
@@ -706,7 +723,6 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                 return -ENOMEM;
         b->event = sd_event_ref(event);
         b->bus = sd_bus_ref(bus);
-        b->provider_ops = ops;
         b->limits = *settings->limits;
         b->max_sessions = sessions_within_fd_limit(b->limits.clients, ops->fds_per_session);
         b->reservations = settings->reservations;
@@ -715,12 +731,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         b->refusal_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 20u);
         b->event_log_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 50u);
 
-        r = ops->new(event, settings->provider, &b->provider);
-        if (r < 0) {
-                log_error_errno(r, "Cannot start the %s provider: %m", ops->name);
-                goto fail;
-        }
-        event_registry_init(&b->registry, ops, b->provider);
+        r = provider_link_start(&b->link, event, ops, settings->provider);
+        if (r < 0)
+                return r;
+        event_registry_init(&b->registry, &b->link);
         if (b->state_dir) {
                 r = event_store_load(&b->registry, b->state_dir);
                 if (r < 0)
@@ -731,29 +745,20 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         }
 
         r = polkit_registry_new(bus, settings->bus_is_system, b->limits.authorizations_per_user, &b->polkit);
-        if (r < 0) {
-                log_error_errno(r, "Cannot set up polkit checks: %m");
-                goto fail;
-        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up polkit checks: %m");
 
         r = bus_departures_watch(bus, on_client_gone, b, &b->departures);
-        if (r < 0) {
-                log_error_errno(r, "Cannot watch for clients leaving the bus: %m");
-                goto fail;
-        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch for clients leaving the bus: %m");
 
         r = sd_bus_add_object_vtable(bus, &b->object_slot, BROKER_OBJECT_PATH, BROKER_INTERFACE, broker_vtable, b);
-        if (r < 0) {
-                log_error_errno(r, "Cannot add the bus object: %m");
-                goto fail;
-        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot add the bus object: %m");
 
         *ret = b;
+        b = NULL;
         return 0;
-
-fail:
-        broker_free(b);
-        return r;
 }
 
 struct broker *broker_free(struct broker *b) {
@@ -767,9 +772,9 @@ struct broker *broker_free(struct broker *b) {
                 b->save_timer = sd_event_source_disable_unref(b->save_timer);
                 save_events(b);
         }
-        if (b->provider) {
+        if (b->link.provider) {
                 event_registry_done(&b->registry);
-                b->provider = b->provider_ops->free(b->provider);
+                provider_link_stop(&b->link);
         }
         polkit_registry_free(b->polkit);
         sd_bus_unref(b->bus);

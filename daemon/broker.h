@@ -19,7 +19,7 @@
 #include "event-registry.h"
 #include "log.h"
 #include "name-reservation.h"
-#include "providers/provider.h"
+#include "provider-link.h"
 
 struct polkit_registry;
 
@@ -29,8 +29,7 @@ struct broker {
         sd_bus_slot *object_slot;
         sd_bus_slot *departures;        /* the one NameOwnerChanged match */
         struct polkit_registry *polkit;
-        const struct provider_ops *provider_ops;
-        struct provider *provider;
+        struct provider_link link;      /* every call into the provider */
         struct event_registry registry;
         struct broker_limits limits;
         const struct name_reservations *reservations;

@@ -21,10 +21,9 @@ static int compare_by_name(const void *a, const void *b) {
         return strcmp(x->def->name, y->def->name);
 }
 
-void event_registry_init(struct event_registry *reg, const struct provider_ops *ops, struct provider *provider) {
+void event_registry_init(struct event_registry *reg, struct provider_link *link) {
         *reg = (struct event_registry) {
-                .ops = ops,
-                .provider = provider,
+                .link = link,
                 .next_index_hint = 1,
                 .now_usec = boottime_usec,
         };
@@ -41,7 +40,7 @@ void event_registry_done(struct event_registry *reg) {
 
                 if (!ev)
                         continue;
-                reg->ops->event_remove(reg->provider, ev->provider_event);
+                provider_link_event_remove(reg->link, ev->provider_event);
                 tdelete(ev, &reg->by_name, compare_by_name);
                 reg->by_index[i] = NULL;
                 broker_event_free(ev);
@@ -75,7 +74,6 @@ static uint32_t allocate_index(struct event_registry *reg) {
 int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret) {
         struct broker_event *ev;
         uint32_t index;
-        void *node;
         int r;
 
         /* One event per name: the caller decides what an existing name
@@ -93,39 +91,34 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
         ev->owner_uid = owner;
         event_registry_touch(reg, ev);
 
-        r = reg->ops->event_add(reg->provider, def, &index, &ev->provider_event);
+        r = provider_link_event_add(reg->link, def, &index, &ev->provider_event);
         if (r < 0) {
                 free(ev);
                 return r;
         }
-        /* A provider that picks indexes itself gave one we cannot hold. */
-        if (index == 0 || index > STATUS_INDEX_MAX || reg->by_index[index]) {
+        /* A provider that picks indexes itself gave one we cannot hold;
+         * or no memory for the name tree. */
+        if (index == 0 || index > STATUS_INDEX_MAX || reg->by_index[index])
                 r = -EADDRINUSE;
-                goto fail;
+        else if (!tsearch(ev, &reg->by_name, compare_by_name))
+                r = -ENOMEM;
+        if (r < 0) {
+                provider_link_event_remove(reg->link, ev->provider_event);
+                free(ev);       /* @def stays the caller's */
+                return r;
         }
         ev->status_index = index;
-
-        node = tsearch(ev, &reg->by_name, compare_by_name);
-        if (!node) {
-                r = -ENOMEM;
-                goto fail;
-        }
         reg->by_index[index] = ev;
         reg->n_events++;
         *ret = ev;
         return 0;
-
-fail:
-        reg->ops->event_remove(reg->provider, ev->provider_event);
-        free(ev);       /* @def stays the caller's */
-        return r;
 }
 
 struct event_def *event_registry_remove_keep_def(struct event_registry *reg, struct broker_event *ev) {
         struct event_def *def = ev->def;
 
         assert(ev->n_bound_sessions == 0);
-        reg->ops->event_remove(reg->provider, ev->provider_event);
+        provider_link_event_remove(reg->link, ev->provider_event);
         tdelete(ev, &reg->by_name, compare_by_name);
         reg->by_index[ev->status_index] = NULL;
         reg->n_events--;
@@ -138,7 +131,7 @@ void event_registry_remove(struct event_registry *reg, struct broker_event *ev) 
 }
 
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev) {
-        return reg->ops->event_status(reg->provider, ev->provider_event);
+        return provider_link_event_status(reg->link, ev->provider_event);
 }
 
 bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev) {

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "event-def.h"
-#include "providers/provider.h"
+#include "provider-link.h"
 #include "status-text.h"
 
 struct broker_event {
@@ -35,8 +35,7 @@ struct broker_event {
 };
 
 struct event_registry {
-        const struct provider_ops *ops;
-        struct provider *provider;
+        struct provider_link *link;
         void *by_name;                  /* tsearch() tree of struct broker_event */
         struct broker_event *by_index[STATUS_PAGE_SIZE];
         uint32_t n_events;
@@ -46,7 +45,7 @@ struct event_registry {
         uint64_t (*now_usec)(void);
 };
 
-void event_registry_init(struct event_registry *reg, const struct provider_ops *ops, struct provider *provider);
+void event_registry_init(struct event_registry *reg, struct provider_link *link);
 /* Removes every event from the provider and frees it. */
 void event_registry_done(struct event_registry *reg);
 

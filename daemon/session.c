@@ -272,7 +272,7 @@ int session_open_provider(struct session *s) {
         r = uid_sessions_add(b, s->uid);
         if (r < 0)
                 return r;
-        r = b->provider_ops->session_new(b->provider, &peer, &s->provider_session);
+        r = provider_link_session_open(&b->link, &peer, &s->indexes, &s->provider_session);
         if (r < 0)
                 uid_sessions_remove(b, s->uid);
         return r;
@@ -285,7 +285,7 @@ void session_gone(struct broker *b, const char *bus_name) {
         if (!s)
                 return;
         log_debug("Client %s (uid %u, pid %d) went away, releasing its %u registrations.",
-                  s->bus_name, (unsigned) s->uid, (int) s->pid, s->n_registrations);
+                  s->bus_name, (unsigned) s->uid, (int) s->pid, s->indexes.n_active);
         session_free(s);
 }
 
@@ -299,13 +299,13 @@ struct session *session_free(struct session *s) {
         /* The provider reads what the client still had queued first, while
          * every bound event is still there. */
         if (s->provider_session) {
-                b->provider_ops->session_free(b->provider, s->provider_session);
+                provider_link_session_close(&b->link, s->provider_session);
                 uid_sessions_remove(b, s->uid);
         }
-        for (size_t i = 0; i < s->n_slots; i++) {
-                struct broker_event *ev = s->slots[i].event;
+        for (size_t i = 0; i < s->indexes.n; i++) {
+                struct broker_event *ev = s->indexes.entries[i].event;
 
-                if (s->slots[i].active)
+                if (s->indexes.entries[i].active)
                         ev->n_registrations--;
                 ev->n_bound_sessions--;
                 event_registry_touch(&b->registry, ev);
@@ -318,7 +318,7 @@ struct session *session_free(struct session *s) {
         b->n_sessions--;
 
         sd_bus_slot_unref(s->identify_slot);
-        free(s->slots);
+        write_indexes_done(&s->indexes);
         free(s->bus_name);
         free(s);
         return NULL;
@@ -329,115 +329,40 @@ void session_free_all(struct broker *b) {
                 session_free(*(struct session **) b->sessions);
 }
 
-/* The slot bound to @ev, or NULL. */
-static struct session_slot *session_find_slot(struct session *s, struct broker_event *ev) {
-        for (size_t i = 0; i < s->n_slots; i++)
-                if (s->slots[i].event == ev)
-                        return &s->slots[i];
-        return NULL;
-}
-
 int session_find_registration(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
-        struct session_slot *slot = session_find_slot(s, ev);
+        int index = write_indexes_find(&s->indexes, ev);
 
-        if (!slot || !slot->active)
+        if (index < 0 || !s->indexes.entries[index].active)
                 return -ENOENT;
-        *ret_write_index = (uint32_t) (slot - s->slots);
-        return 0;
-}
-
-static void slot_activate(struct session *s, struct session_slot *slot) {
-        slot->active = true;
-        slot->event->n_registrations++;
-        s->n_registrations++;
-        event_registry_touch(&s->broker->registry, slot->event);
-}
-
-/* provider.h: new write indexes come in order, an index stays bound to its
- * event. A provider that answers otherwise is broken; undoing its answer
- * could touch another event's index, so only refuse. */
-static int provider_broke_contract(struct session *s, uint32_t got, uint32_t expected) {
-        return log_error_errno(-EPROTO, "Provider %s gave %s write index %u where %u was due.",
-                               s->broker->provider_ops->name, s->bus_name, got, expected);
-}
-
-/* Registers @ev again on the index still bound to it. */
-static int session_reactivate(struct session *s, struct session_slot *slot, uint32_t *ret_write_index) {
-        struct broker *b = s->broker;
-        uint32_t expected = (uint32_t) (slot - s->slots), write_index;
-        int r;
-
-        r = b->provider_ops->session_register(b->provider, s->provider_session, slot->event->provider_event,
-                                              &write_index);
-        if (r < 0)
-                return r;
-        if (write_index != expected)
-                return provider_broke_contract(s, write_index, expected);
-        slot_activate(s, slot);
-        *ret_write_index = write_index;
+        *ret_write_index = (uint32_t) index;
         return 0;
 }
 
 int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
         struct broker *b = s->broker;
-        struct session_slot *slot;
-        uint32_t write_index;
+        unsigned active_before = s->indexes.n_active;
         int r;
 
-        slot = session_find_slot(s, ev);
-        if (slot) {
-                if (slot->active) {
-                        *ret_write_index = (uint32_t) (slot - s->slots);
-                        return 0;
-                }
-                return session_reactivate(s, slot, ret_write_index);
-        }
-
-        if (s->n_slots >= SESSION_SLOTS_MAX)
-                return -ENOSPC;
-        /* Room first: once the provider has bound the index it must be
-         * recorded here, or the event could go while the provider still
-         * points to it. */
-        if (s->n_slots == s->n_allocated) {
-                size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
-                struct session_slot *slots;
-
-                if (n > SESSION_SLOTS_MAX)
-                        n = SESSION_SLOTS_MAX;
-                slots = reallocarray(s->slots, n, sizeof(*slots));
-                if (!slots)
-                        return -ENOMEM;
-                s->slots = slots;
-                s->n_allocated = n;
-        }
-
-        r = b->provider_ops->session_register(b->provider, s->provider_session, ev->provider_event, &write_index);
+        r = provider_link_register(&b->link, s->provider_session, &s->indexes, ev, ev->provider_event,
+                                   ret_write_index);
         if (r < 0)
                 return r;
-        if (write_index != s->n_slots)
-                return provider_broke_contract(s, write_index, (uint32_t) s->n_slots);
-        slot = &s->slots[s->n_slots++];
-        *slot = (struct session_slot) { .event = ev };
-        ev->n_bound_sessions++;
-        slot_activate(s, slot);
-        *ret_write_index = write_index;
+        if (r > 0)
+                ev->n_bound_sessions++;
+        if (s->indexes.n_active != active_before)
+                ev->n_registrations++;
+        event_registry_touch(&b->registry, ev);
         return 0;
 }
 
 int session_unregister(struct session *s, uint32_t write_index) {
         struct broker *b = s->broker;
-        struct session_slot *slot;
         int r;
 
-        if (write_index >= s->n_slots || !s->slots[write_index].active)
-                return -ENOENT;
-        slot = &s->slots[write_index];
-        r = b->provider_ops->session_unregister(b->provider, s->provider_session, write_index);
+        r = provider_link_unregister(&b->link, s->provider_session, &s->indexes, write_index);
         if (r < 0)
                 return r;
-        slot->active = false;
-        slot->event->n_registrations--;
-        s->n_registrations--;
-        event_registry_touch(&b->registry, slot->event);
+        s->indexes.entries[write_index].event->n_registrations--;
+        event_registry_touch(&b->registry, s->indexes.entries[write_index].event);
         return 0;
 }

@@ -32,24 +32,17 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "providers/write-indexes.h"
+
 struct broker;
 struct broker_event;
 struct provider_session;
-
-/* Distinct events one session may bind write indexes to; a connection that
- * needs more reconnects. */
-#define SESSION_SLOTS_MAX 4096u
 
 /* Calls of one connection that may wait for its identification; more are
  * refused with LimitsExceeded (each held call holds its message). As many
  * as a stock system bus lets one connection have pending (128), so an
  * honest burst at start-up is never refused. */
 #define SESSION_WAITING_MAX 128u
-
-struct session_slot {
-        struct broker_event *event;     /* bound for the session's life */
-        bool active;                    /* registered, not unregistered */
-};
 
 struct session {
         struct broker *broker;
@@ -61,10 +54,7 @@ struct session {
         sd_bus_message **waiting;       /* until identified */
         unsigned n_waiting;
         struct provider_session *provider_session;      /* from the first Register */
-        struct session_slot *slots;     /* indexed by write index */
-        size_t n_slots;
-        size_t n_allocated;
-        unsigned n_registrations;       /* active slots */
+        struct write_indexes indexes;   /* its provider session reads them */
 };
 
 /* The session of the caller of @m, identified. Returns 1 with *ret set; 0
@@ -91,7 +81,7 @@ void session_free_all(struct broker *b);
 int session_find_registration(struct session *s, struct broker_event *ev, uint32_t *ret_write_index);
 /* Registers @ev (the caller checked the quota and opened the provider
  * session); returns its write index: the one already bound to @ev, or the
- * next new one. -ENOSPC when the session already has SESSION_SLOTS_MAX
+ * next new one. -ENOSPC when the session already has WRITE_INDEXES_MAX
  * indexes. */
 int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_write_index);
 /* Deactivates @write_index; it stays bound to its event. -ENOENT when it is

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl record [--json] [--count=N] NAME...: prints the records of events
- * (embedded provider), decoded with each event's fields, naming the writer
- * (uid and pid from the data socket's peer credentials, not from the writer):
+/* uebctl record [--json] [--count=N] NAME...: prints the records of events,
+ * decoded with each event's fields, naming the writer. Embedded provider:
+ * uid and pid from the data socket's peer credentials, not from the writer;
+ * kernel providers: the thread id in the kernel's trace:
  *     [uid 1000 pid 884] NAME: a=1 b=hello
+ *     [tid 884] NAME: a=1 b=hello
  *     {"name":"NAME","pid":884,"uid":1000,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
+ *     {"name":"NAME","tid":884,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
  * The writer's bytes are escaped (text-escape.h): a writer cannot drive the
  * reader's terminal. Ends on SIGINT/SIGTERM, when the stream closes, or
  * after N records. */
@@ -144,9 +147,13 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
         if (json) {
                 strbuf_append(sb, "{\"name\":");
                 json_append_string(sb, name, h.name_len);
-                strbuf_printf(sb, ",\"pid\":%" PRIu32 ",\"uid\":%" PRIu32 ",\"timestamp_ns\":%" PRIu64
-                                  ",\"timestamp\":",
-                              h.pid, h.uid, h.timestamp_ns);
+                if (h.flags & RECORD_FLAG_KERNEL_TRACE)
+                        strbuf_printf(sb, ",\"tid\":%" PRIu32, h.pid);
+                else
+                        strbuf_printf(sb, ",\"pid\":%" PRIu32, h.pid);
+                if (h.uid != RECORD_UID_UNKNOWN)
+                        strbuf_printf(sb, ",\"uid\":%" PRIu32, h.uid);
+                strbuf_printf(sb, ",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":", h.timestamp_ns);
                 append_timestamp(sb, h.timestamp_ns);
                 strbuf_append(sb, ",\"fields\":");
                 r = ev ? event_decode_json(ev->def, payload, payload_len, sb) : -ENOENT;
@@ -159,7 +166,11 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
                 }
                 strbuf_append(sb, "}\n");
         } else {
-                strbuf_printf(sb, "[uid %" PRIu32 " pid %" PRIu32 "] ", h.uid, h.pid);
+                if (h.flags & RECORD_FLAG_KERNEL_TRACE)
+                        /* The kernel's trace: the thread, at the write. */
+                        strbuf_printf(sb, "[tid %" PRIu32 "] ", h.pid);
+                else
+                        strbuf_printf(sb, "[uid %" PRIu32 " pid %" PRIu32 "] ", h.uid, h.pid);
                 /* The name is a validated identifier, but print it safely. */
                 text_escape_append(sb, name, h.name_len, TEXT_ESCAPE_TERMINAL);
                 strbuf_append(sb, ": ");

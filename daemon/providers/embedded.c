@@ -28,10 +28,11 @@
 #include <unistd.h>
 #include <linux/sockios.h>
 
+#include "cleanup.h"
 #include "fd-util.h"
 #include "log.h"
 #include "provider.h"
-#include "record-stream.h"
+#include "record-sink.h"
 #include "status-text.h"
 
 /* A record is its u32 write index plus a payload; dynamic fields address at
@@ -46,11 +47,7 @@
  * SD_EVENT_PRIORITY_NORMAL), so a record flood delays no method call; and
  * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
 #define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
-/* Write indexes one session can bind; the broker's own bound
- * (SESSION_SLOTS_MAX) is below this. */
-#define EMBEDDED_SLOTS_MAX 65536u
 #define EMBEDDED_RECORDERS_MAX 64u
-#define EMBEDDED_RECORD_SNDBUF (1024 * 1024)
 
 struct provider_event {
         const struct event_def *def;
@@ -61,21 +58,12 @@ struct provider_event {
 
 struct recorder {
         struct provider *provider;
-        int fd;
-        sd_event_source *io;
+        struct record_sink *sink;
         /* Which status indexes this recorder wants: one bit each. */
         uint8_t wanted[STATUS_PAGE_SIZE / 8];
         struct provider_event **events;
         size_t n_events;
-        uint64_t lost;          /* not yet reported to the consumer */
         struct recorder *next, *prev;
-};
-
-/* A write index: bound to its event for the session's life, active while
- * registered. */
-struct embedded_slot {
-        struct provider_event *event;
-        bool active;
 };
 
 struct provider_session {
@@ -83,9 +71,7 @@ struct provider_session {
         int daemon_fd;
         int client_fd;          /* kept so every Register can hand out a dup */
         sd_event_source *io;
-        struct embedded_slot *slots;    /* indexed by write index */
-        size_t n_slots;
-        size_t n_allocated;
+        const struct write_indexes *indexes;    /* the broker's table: routes records */
         pid_t pid;
         uid_t uid;
         char *bus_name;
@@ -111,8 +97,7 @@ struct provider {
 /* Closes the stream and frees @r; its events and the list are the
  * caller's business. */
 static void recorder_release(struct recorder *r) {
-        sd_event_source_disable_unref(r->io);
-        safe_close(r->fd);
+        record_sink_free(r->sink);
         free(r->events);
         free(r);
 }
@@ -139,7 +124,7 @@ static struct provider *embedded_free(struct provider *p) {
                  (unsigned long long) p->received, (unsigned long long) p->dropped,
                  (unsigned long long) p->recorded, (unsigned long long) p->lost);
 
-        if (p->page && p->page != MAP_FAILED)
+        if (p->page)
                 munmap(p->page, STATUS_PAGE_SIZE);
         safe_close(p->page_ro_fd);
         safe_close(p->page_fd);
@@ -149,8 +134,13 @@ static struct provider *embedded_free(struct provider *p) {
         return NULL;
 }
 
+static void embedded_freep(struct provider **p) {
+        *p = embedded_free(*p);
+}
+
 static int embedded_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
-        struct provider *p;
+        _cleanup_(embedded_freep) struct provider *p = NULL;
+        void *page;
         int r;
 
         p = calloc(1, sizeof(*p));
@@ -161,31 +151,23 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         p->drop_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(10 * 1000000ull, 10);
 
         p->buffer = malloc(EMBEDDED_MESSAGE_MAX);
-        if (!p->buffer) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!p->buffer)
+                return -ENOMEM;
 
         p->page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
-        if (p->page_fd < 0) {
-                r = log_error_errno(p->page_fd, "Cannot create the status page memfd: %m");
-                goto fail;
-        }
+        if (p->page_fd < 0)
+                return log_error_errno(p->page_fd, "Cannot create the status page memfd: %m");
 
         /* Map writable before sealing: F_SEAL_FUTURE_WRITE keeps this
          * mapping and refuses every later writable one. */
-        p->page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->page_fd, 0);
-        if (p->page == MAP_FAILED) {
-                r = log_error_errno(errno, "Cannot map the status page: %m");
-                p->page = NULL;
-                goto fail;
-        }
+        page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->page_fd, 0);
+        if (page == MAP_FAILED)
+                return log_error_errno(errno, "Cannot map the status page: %m");
+        p->page = page;
 
         r = memfd_seal_read_only(p->page_fd);
-        if (r < 0) {
-                log_error_errno(r, "Cannot seal the status page: %m");
-                goto fail;
-        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot seal the status page: %m");
 
         /* An O_RDONLY descriptor on top of the seals: the receiver cannot
          * even ask for a writable shared mapping. Without /proc the sealed
@@ -194,18 +176,13 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         if (p->page_ro_fd < 0) {
                 log_debug_errno(p->page_ro_fd, "Cannot reopen the status page read-only, handing out the sealed memfd: %m");
                 p->page_ro_fd = fd_dup_cloexec(p->page_fd);
-                if (p->page_ro_fd < 0) {
-                        r = p->page_ro_fd;
-                        goto fail;
-                }
+                if (p->page_ro_fd < 0)
+                        return p->page_ro_fd;
         }
 
         *ret = p;
+        p = NULL;
         return 0;
-
-fail:
-        embedded_free(p);
-        return r;
 }
 
 static void status_update(struct provider *p, struct provider_event *ev) {
@@ -266,71 +243,28 @@ static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
         return r->wanted[status_index / 8] & (1u << (status_index % 8));
 }
 
-static int recorder_send_lost(struct recorder *r) {
-        struct record_header h = {
-                .length = sizeof(h),
-                .flags = RECORD_FLAG_LOST,
-                .lost_count = r->lost,
-        };
-        ssize_t n;
-
-        n = send(r->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0)
-                return -errno;
-        r->lost = 0;
-        /* Nothing pending any more: only wait for the consumer to close. */
-        (void) sd_event_source_set_io_events(r->io, 0);
-        return 0;
-}
-
-static void recorder_count_lost(struct recorder *r) {
-        r->lost++;
-        r->provider->lost++;
-        /* Tell the consumer as soon as it has room again. */
-        (void) sd_event_source_set_io_events(r->io, EPOLLOUT);
-}
-
 /* @h is the record's header, the same for every recorder. */
-static void recorder_send(struct recorder *r, const struct record_header *h, const struct provider_event *ev,
+static void recorder_send(struct recorder *r, struct record_header *h, const struct provider_event *ev,
                           const void *payload, size_t payload_len) {
-        struct iovec iov[3] = {
-                { (void *) h, sizeof(*h) },
-                { (void *) ev->def->name, ev->name_len },
-                { (void *) payload, payload_len },
-        };
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
-
-        if (r->lost > 0 && recorder_send_lost(r) < 0) {
-                recorder_count_lost(r);
-                return;
-        }
-
-        if (sendmsg(r->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-                /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
-                 * EPOLLHUP will free it; count either way. */
-                recorder_count_lost(r);
-                return;
-        }
-        r->provider->recorded++;
+        if (record_sink_send(r->sink, h, ev->def->name, ev->name_len, payload, payload_len))
+                r->provider->recorded++;
+        else
+                r->provider->lost++;
 }
 
-static int recorder_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct recorder *r = userdata;
+static void recorder_gone(void *userdata) {
+        recorder_free(userdata);
+}
 
-        if (revents & (EPOLLHUP | EPOLLERR)) {
-                log_debug("Record stream closed by its consumer.");
-                recorder_free(r);
-                return 0;
-        }
-        if ((revents & EPOLLOUT) && r->lost > 0)
-                (void) recorder_send_lost(r);
-        return 0;
+static void recorder_releasep(struct recorder **r) {
+        if (*r)
+                recorder_release(*r);
 }
 
 static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        struct recorder *r;
-        int fds[2] = { -EBADF, -EBADF }, ret;
-        int sndbuf = EMBEDDED_RECORD_SNDBUF;
+        _cleanup_(recorder_releasep) struct recorder *r = NULL;
+        _cleanup_close_ int consumer_fd = -EBADF;
+        int ret;
 
         if (n_events == 0 || n_events > STATUS_INDEX_MAX)
                 return -EINVAL;
@@ -341,12 +275,9 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         if (!r)
                 return -ENOMEM;
         r->provider = p;
-        r->fd = -EBADF;
         r->events = calloc(n_events, sizeof(*r->events));
-        if (!r->events) {
-                recorder_release(r);
+        if (!r->events)
                 return -ENOMEM;
-        }
         for (size_t i = 0; i < n_events; i++) {
                 uint32_t idx = events[i]->status_index;
 
@@ -356,23 +287,10 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
                 r->events[r->n_events++] = events[i];
         }
 
-        ret = socketpair_seqpacket(fds);
+        ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,
+                              &consumer_fd);
         if (ret < 0)
-                goto fail;
-        r->fd = fds[0];
-        ret = fd_set_nonblock(r->fd, true);
-        if (ret < 0)
-                goto fail;
-        /* A larger buffer absorbs bursts; the kernel caps it at wmem_max. */
-        (void) setsockopt(r->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        /* We never read from the consumer; it is not allowed to make us. */
-        (void) shutdown(r->fd, SHUT_RD);
-
-        ret = sd_event_add_io(p->event, &r->io, r->fd, 0, recorder_io, r);
-        if (ret < 0)
-                goto fail;
-        (void) sd_event_source_set_description(r->io, "embedded-recorder");
-        (void) sd_event_source_set_priority(r->io, EMBEDDED_DATA_PRIORITY);
+                return ret;
 
         for (size_t i = 0; i < r->n_events; i++) {
                 r->events[i]->n_recorders++;
@@ -383,11 +301,9 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
                 r->next->prev = r;
         p->recorders = r;
         p->n_recorders++;
-        return fds[1];
-
-fail:
-        safe_close(fds[1]);
-        recorder_release(r);    /* closes fds[0], which is r->fd once set */
+        r = NULL;
+        ret = consumer_fd;
+        consumer_fd = -EBADF;
         return ret;
 }
 
@@ -423,11 +339,11 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
         }
         memcpy(&write_index, msg, sizeof(write_index));
-        if (write_index >= s->n_slots || !s->slots[write_index].active) {
+        ev = write_indexes_active_event(s->indexes, write_index);
+        if (!ev) {
                 session_drop(s, "write index not registered", write_index);
                 return;
         }
-        ev = s->slots[write_index].event;
         payload = msg + sizeof(write_index);
         payload_len = len - sizeof(write_index);
         r = event_def_validate_payload(ev->def, payload, payload_len);
@@ -443,8 +359,6 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
 
         clock_gettime(CLOCK_REALTIME, &ts);
         h = (struct record_header) {
-                .length = (uint32_t) (sizeof(h) + ev->name_len + payload_len),
-                .name_len = ev->name_len,
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
@@ -563,56 +477,57 @@ static void embedded_session_free(struct provider *p, struct provider_session *s
         session_drain(s);
         safe_close(s->daemon_fd);
         safe_close(s->client_fd);
-        free(s->slots);
         free(s->bus_name);
         free(s);
 }
 
-static int embedded_session_new(struct provider *p, const struct provider_peer *peer, struct provider_session **ret) {
-        struct provider_session *s;
+static void embedded_session_freep(struct provider_session **s) {
+        if (*s)
+                embedded_session_free((*s)->provider, *s);
+}
+
+static int embedded_session_new(struct provider *p, const struct provider_peer *peer, const struct write_indexes *indexes,
+                                struct provider_session **ret) {
+        _cleanup_(embedded_session_freep) struct provider_session *s = NULL;
         int fds[2], r;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->provider = p;
+        s->indexes = indexes;
         s->daemon_fd = s->client_fd = -EBADF;
         s->pid = peer->pid;
         s->uid = peer->uid;
         s->bus_name = strdup(peer->bus_name ?: "?");
-        if (!s->bus_name) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!s->bus_name)
+                return -ENOMEM;
 
         r = socketpair_seqpacket(fds);
         if (r < 0)
-                goto fail;
+                return r;
         s->daemon_fd = fds[0];
         s->client_fd = fds[1];
 
         /* Writers never block: a full socket is EAGAIN, a dropped event. */
         r = fd_set_nonblock(s->client_fd, true);
         if (r < 0)
-                goto fail;
+                return r;
         r = fd_set_nonblock(s->daemon_fd, true);
         if (r < 0)
-                goto fail;
+                return r;
         /* Nothing ever flows from us to the client on this socket. */
         (void) shutdown(s->daemon_fd, SHUT_WR);
 
         r = sd_event_add_io(p->event, &s->io, s->daemon_fd, EPOLLIN | EPOLLRDHUP, session_io, s);
         if (r < 0)
-                goto fail;
+                return r;
         (void) sd_event_source_set_description(s->io, "embedded-data");
         (void) sd_event_source_set_priority(s->io, EMBEDDED_DATA_PRIORITY);
 
         *ret = s;
+        s = NULL;
         return 0;
-
-fail:
-        embedded_session_free(p, s);
-        return r;
 }
 
 static int embedded_session_data_fd(struct provider_session *s) {
@@ -624,37 +539,16 @@ static int embedded_session_status_fd(struct provider_session *s) {
 }
 
 static int embedded_session_register(struct provider *p, struct provider_session *s, struct provider_event *ev,
-                                     uint32_t *ret_write_index) {
-        /* The index bound to @ev, reactivated; an index is never given to
-         * another event (a stale write must not land on it). */
-        for (size_t i = 0; i < s->n_slots; i++)
-                if (s->slots[i].event == ev) {
-                        s->slots[i].active = true;
-                        *ret_write_index = (uint32_t) i;
-                        return 0;
-                }
-
-        if (s->n_slots >= EMBEDDED_SLOTS_MAX)
-                return -ENOSPC;
-        if (s->n_slots == s->n_allocated) {
-                size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
-                struct embedded_slot *slots = reallocarray(s->slots, n, sizeof(*slots));
-
-                if (!slots)
-                        return -ENOMEM;
-                s->slots = slots;
-                s->n_allocated = n;
-        }
-        s->slots[s->n_slots] = (struct embedded_slot) { .event = ev, .active = true };
-        *ret_write_index = (uint32_t) s->n_slots++;
+                                     uint32_t write_index) {
+        /* The index is the broker's (write-indexes.h): records are routed
+         * by its table, nothing to set up here. */
         return 0;
 }
 
-static int embedded_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
-        if (write_index >= s->n_slots || !s->slots[write_index].active)
-                return -ENOENT;
-        (void) session_read_queued(s);  /* records written before the Unregister still count */
-        s->slots[write_index].active = false;
+static int embedded_session_unregister(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                       uint32_t write_index) {
+        /* Records written before the Unregister still count. */
+        (void) session_read_queued(s);
         return 0;
 }
 

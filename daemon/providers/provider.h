@@ -4,9 +4,9 @@
 /*
  * The provider interface: what the broker needs from whatever carries the
  * events (the in-daemon embedded provider, upstream user_events, the v1
- * kernel provider). Session, registry and policy code talk only to this
- * interface, so a new provider is one new file plus one line in
- * provider_table[] (providers/provider.c).
+ * kernel provider). The broker calls it only through provider-link.c, so
+ * a new provider is one new file plus one line in provider_table[]
+ * (providers/provider.c) and one in providers/meson.build.
  *
  * Objects:
  *   struct provider          one per daemon
@@ -16,13 +16,18 @@
  *
  * Index rules (SPEC.md sections 3 and 4): the broker proposes a status index
  * (1..4095, never 0) for each new event; a provider whose kernel chooses the
- * index itself returns the one it got. Write indexes belong to a session:
- * the provider hands them out 0, 1, 2, ... and returns the existing index
- * when the session registers the same event again. An index stays bound to
- * its event for the session's life, as in the kernel: session_unregister
- * deactivates it (writes to it are dropped), registering the same event
+ * index itself returns the one it got. Write indexes belong to a session
+ * and are kept in one table, the session's (write-indexes.h): the broker
+ * (provider-link.c) says which index an event gets, 0, 1, 2, ... in order of
+ * first registration, the same one when the event is registered again; a
+ * provider binds it, or refuses with -EPROTO when its kernel numbered the
+ * event otherwise. An index stays bound to its event for the session's
+ * life, as in the kernel: session_unregister deactivates it (writes to it
+ * are dropped where the provider can drop them), registering the same event
  * again reactivates it, and it is never handed out for another event. The
  * broker never removes an event while a session has an index bound to it.
+ * The provider session reads the table (the broker's, borrowed until
+ * session_free) to route records and to undo what is active.
  *
  * How the kernel providers map onto this (upstream is written:
  * providers/upstream.c; nothing above this interface changed for it):
@@ -44,13 +49,15 @@
  *                bit is the lowest bit of byte status_index, so byte
  *                status_index is non-zero while the event is enabled, the
  *                same contract as a v1 page. The kernel returns the write
- *                index. The broker's process is the one registering, so the
+ *                index, which must be the one the broker gave. The
+ *                broker's process is the one registering, so the
  *                kernel's remote writes land in the broker's mapping of the
  *                memfd, which the client sees through its own mapping.
  *   session_unregister
  *                DIAG_IOCSUNREG with the same address and bit.
  *   event_status reads a session page byte or the tracefs enable file.
- *   record       -EOPNOTSUPP: consumers use ftrace or perf.
+ *   record       a tracefs instance per recorder (upstream-record.c),
+ *                read and re-sent in the record-stream.h format.
  *
  * v1 user_events (the original interface, kernel/):
  *   probe        user_events_status can be mmap()ed read-only.
@@ -72,6 +79,7 @@
 #include <systemd/sd-event.h>
 
 #include "event-def.h"
+#include "write-indexes.h"
 
 struct provider;
 struct provider_event;
@@ -114,19 +122,23 @@ struct provider_ops {
         /* The event's status byte: EVENT_STATUS_* bits of who listens. */
         uint8_t (*event_status)(struct provider *p, struct provider_event *ev);
 
-        int (*session_new)(struct provider *p, const struct provider_peer *peer, struct provider_session **ret);
+        int (*session_new)(struct provider *p, const struct provider_peer *peer, const struct write_indexes *indexes,
+                           struct provider_session **ret);
         /* Drops every registration of the session and closes its files. */
         void (*session_free)(struct provider *p, struct provider_session *s);
         /* Borrowed descriptors: the caller dups what it sends. */
         int (*session_data_fd)(struct provider_session *s);
         int (*session_status_fd)(struct provider_session *s);
-        /* Returns the write index of @ev on this session: the one already
-         * bound to @ev (reactivated), else the next new one. */
+        /* Binds @write_index to @ev on this session and activates it:
+         * either the index already bound to @ev, inactive, or the next new
+         * one (indexes->n). The table is updated by the broker once this
+         * succeeds. */
         int (*session_register)(struct provider *p, struct provider_session *s, struct provider_event *ev,
-                                uint32_t *ret_write_index);
-        /* Deactivates @write_index (it stays bound to its event); -ENOENT
-         * if it is not active on this session. */
-        int (*session_unregister)(struct provider *p, struct provider_session *s, uint32_t write_index);
+                                uint32_t write_index);
+        /* Deactivates @write_index, active and bound to @ev; the table is
+         * updated by the broker once this succeeds. */
+        int (*session_unregister)(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                  uint32_t write_index);
 
         /* A stream of records of @events for a consumer (record-stream.h);
          * returns the consumer's descriptor (owned by the caller), or

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <tracefs/tracefs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,11 +41,15 @@
 #include "log.h"
 #include "provider.h"
 #include "status-text.h"
+#include "upstream-record.h"
 #include "upstream-util.h"
 
-/* Write indexes one session can bind; the broker's own bound
- * (SESSION_SLOTS_MAX) is below this. */
-#define UPSTREAM_SLOTS_MAX 65536u
+/* Record streams at once: each is a tracefs instance with its own
+ * per-CPU ring buffers (UPSTREAM_RECORDER_BUFFER_KB each). */
+#define UPSTREAM_RECORDERS_MAX 16u
+/* As the embedded provider's data: below the bus (SD_EVENT_PRIORITY_NORMAL),
+ * above SD_EVENT_PRIORITY_IDLE. */
+#define UPSTREAM_RECORD_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 /* user_events_status holds at most user_events_max (32768 by default)
  * lines of at most ~280 bytes; anything beyond this is not read. */
 #define UPSTREAM_STATUS_TEXT_MAX (16u * 1024u * 1024u)
@@ -66,21 +71,23 @@ struct provider_event {
         uint64_t status_generation;
 };
 
-struct upstream_slot {
-        struct provider_event *event;
-        bool active;            /* an enabler is registered */
-};
-
 struct provider_session {
         struct provider *provider;
         int data_fd;            /* user_events_data; the client gets copies */
         int page_ro_fd;         /* read-only descriptor handed to the client */
         uint8_t *page;          /* read-write, ours: the kernel's enable bits land here */
-        struct upstream_slot *slots;    /* indexed by the kernel's write index */
-        size_t n_slots;
-        size_t n_allocated;
+        /* The broker's table (write-indexes.h), the same numbers as the
+         * kernel's for this file; an active index has an enabler. */
+        const struct write_indexes *indexes;
         char *bus_name;
         struct provider_session *next, *prev;
+};
+
+/* A Record stream: a tracefs instance (upstream-record.c). */
+struct recorder {
+        struct provider *provider;
+        struct upstream_recorder *kernel;
+        struct recorder *next, *prev;
 };
 
 struct provider {
@@ -91,6 +98,8 @@ struct provider {
         int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
         void *by_name;          /* tsearch() tree of struct provider_event */
         struct provider_session *sessions;
+        struct recorder *recorders;
+        unsigned n_recorders;
 
         /* user_events_status is read at most once per event-loop
          * iteration (sd_event_now() as the key): GetStatus asks for every
@@ -153,9 +162,25 @@ static int upstream_probe(const struct provider_settings *settings, char **ret_r
         return probe_tracefs(settings, &tracefs, ret_reason);
 }
 
+static void recorder_free(struct recorder *r) {
+        struct provider *p = r->provider;
+
+        if (r->prev)
+                r->prev->next = r->next;
+        else
+                p->recorders = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
+        p->n_recorders--;
+        upstream_recorder_free(r->kernel);
+        free(r);
+}
+
 static struct provider *upstream_free(struct provider *p) {
         if (!p)
                 return NULL;
+        while (p->recorders)
+                recorder_free(p->recorders);
         /* The broker frees sessions and events first; the tree is empty. */
         tdestroy(p->by_name, event_forget);
         safe_close(p->control_fd);
@@ -195,6 +220,13 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
         p->control_fd = open(p->data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (p->control_fd < 0)
                 return log_error_errno(errno, "Cannot open %s: %m", p->data_path);
+
+        /* libtracefs creates the recorders' instances here. */
+        if (tracefs_set_tracing_dir(p->tracefs) < 0)
+                return log_error_errno(errno ? -errno : -EIO, "Cannot use %s with libtracefs: %m", p->tracefs);
+        r = upstream_recorder_cleanup(p->tracefs);
+        if (r > 0)
+                log_info("Upstream provider: removed %d tracefs instances a previous broker left.", r);
 
         log_info("Upstream provider: user_events in %s.", p->tracefs);
         *ret = p;
@@ -320,8 +352,8 @@ static int status_refresh(struct provider *p) {
  * say who here. */
 static uint8_t status_from_pages(struct provider *p, struct provider_event *ev) {
         for (struct provider_session *s = p->sessions; s; s = s->next)
-                for (size_t i = 0; i < s->n_slots; i++)
-                        if (s->slots[i].event == ev && s->slots[i].active)
+                for (size_t i = 0; i < s->indexes->n; i++)
+                        if (s->indexes->entries[i].provider_event == ev && s->indexes->entries[i].active)
                                 return s->page[ev->status_index] ? EVENT_STATUS_OTHER : 0;
         return 0;
 }
@@ -358,21 +390,17 @@ static uint8_t upstream_event_status(struct provider *p, struct provider_event *
 
 /* Sessions */
 
-/* Removes the enabler of @slot (index @write_index) from our mm. */
-static int slot_unregister(struct provider_session *s, size_t write_index) {
-        struct upstream_slot *slot = &s->slots[write_index];
+/* Removes the enabler of @ev on this session's page from our mm. */
+static int enabler_unregister(struct provider_session *s, struct provider_event *ev) {
         struct upstream_user_unreg unreg = { .size = sizeof(unreg) };
         uint64_t addr;
 
-        upstream_enable_location(slot->event->status_index, (uint64_t) (uintptr_t) s->page, &addr,
-                                 &unreg.disable_bit);
+        upstream_enable_location(ev->status_index, (uint64_t) (uintptr_t) s->page, &addr, &unreg.disable_bit);
         unreg.disable_addr = addr;
         /* ENOENT: no enabler at that address and bit; there is nothing
          * left to stop (the kernel has dropped it already). */
         if (ioctl(s->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg) < 0 && errno != ENOENT)
                 return -errno;
-        slot->active = false;
-        slot->event->n_active--;
         return 0;
 }
 
@@ -382,22 +410,25 @@ static void upstream_session_free(struct provider *p, struct provider_session *s
         if (!s)
                 return;
 
-        for (size_t i = 0; i < s->n_slots; i++)
-                if (s->slots[i].active) {
-                        int r = slot_unregister(s, i);
+        /* The broker's table is intact until we return. */
+        for (size_t i = 0; s->indexes && i < s->indexes->n; i++) {
+                struct provider_event *ev = s->indexes->entries[i].provider_event;
+
+                if (s->indexes->entries[i].active) {
+                        int r = enabler_unregister(s, ev);
 
                         if (r < 0) {
                                 /* The kernel may still write there: a page
                                  * reused at that address would be
                                  * corrupted. Leak the mapping instead. */
                                 log_error_errno(r, "Cannot unregister %s of %s, keeping its status page mapped: %m",
-                                                s->slots[i].event->def->name, s->bus_name);
-                                s->slots[i].event->n_active--;
+                                                ev->def->name, s->bus_name);
                                 keep_page = true;
                         }
+                        ev->n_active--;
                 }
-        for (size_t i = 0; i < s->n_slots; i++)
-                s->slots[i].event->n_bound--;
+                ev->n_bound--;
+        }
         if (s->page && !keep_page)
                 munmap(s->page, STATUS_PAGE_SIZE);
 
@@ -412,7 +443,6 @@ static void upstream_session_free(struct provider *p, struct provider_session *s
          * the data file open. */
         safe_close(s->data_fd);
         safe_close(s->page_ro_fd);
-        free(s->slots);
         free(s->bus_name);
         free(s);
 }
@@ -422,7 +452,8 @@ static void session_freep(struct provider_session **s) {
                 upstream_session_free((*s)->provider, *s);
 }
 
-static int upstream_session_new(struct provider *p, const struct provider_peer *peer, struct provider_session **ret) {
+static int upstream_session_new(struct provider *p, const struct provider_peer *peer, const struct write_indexes *indexes,
+                                struct provider_session **ret) {
         _cleanup_(session_freep) struct provider_session *s = NULL;
         _cleanup_close_ int page_fd = -EBADF;
         void *page;
@@ -432,6 +463,7 @@ static int upstream_session_new(struct provider *p, const struct provider_peer *
         if (!s)
                 return -ENOMEM;
         s->provider = p;
+        s->indexes = indexes;
         s->data_fd = s->page_ro_fd = -EBADF;
         s->bus_name = strdup(peer->bus_name ?: "?");
         if (!s->bus_name)
@@ -483,7 +515,9 @@ static int upstream_session_status_fd(struct provider_session *s) {
         return s->page_ro_fd;
 }
 
-static int slot_register(struct provider_session *s, struct provider_event *ev, uint32_t *ret_write_index) {
+/* Registers @ev with an enabler on this session's page; the kernel answers
+ * with the write index. */
+static int enabler_register(struct provider_session *s, struct provider_event *ev, uint32_t *ret_write_index) {
         struct upstream_user_reg reg = {
                 .size = sizeof(reg),
                 .enable_size = UPSTREAM_ENABLE_SIZE,
@@ -503,80 +537,91 @@ static int slot_register(struct provider_session *s, struct provider_event *ev, 
 }
 
 static int upstream_session_register(struct provider *p, struct provider_session *s, struct provider_event *ev,
-                                     uint32_t *ret_write_index) {
-        uint32_t write_index = 0;
-        size_t expected;
+                                     uint32_t write_index) {
+        bool is_new = write_index >= s->indexes->n;
+        uint32_t got = 0;
         int r;
 
-        /* Bound already: an active one is returned as is (registering the
-         * same address and bit again would be EADDRINUSE); an inactive one
-         * gets a new enabler, and the kernel answers with the index its
-         * file already has for the event. */
-        for (expected = 0; expected < s->n_slots; expected++)
-                if (s->slots[expected].event == ev)
-                        break;
-        if (expected < s->n_slots && s->slots[expected].active) {
-                *ret_write_index = (uint32_t) expected;
-                return 0;
-        }
-
-        if (expected == s->n_slots) {
-                if (s->n_slots >= UPSTREAM_SLOTS_MAX)
-                        return -ENOSPC;
-                if (s->n_slots == s->n_allocated) {
-                        size_t n = s->n_allocated ? s->n_allocated * 2 : 8;
-                        struct upstream_slot *slots = reallocarray(s->slots, n, sizeof(*slots));
-
-                        if (!slots)
-                                return -ENOMEM;
-                        s->slots = slots;
-                        s->n_allocated = n;
-                }
-        }
-
-        r = slot_register(s, ev, &write_index);
+        /* A new enabler; for an index bound before, the kernel answers
+         * with the number its file already has for the event. */
+        r = enabler_register(s, ev, &got);
         if (r < 0)
                 return r;
-        if (write_index != expected) {
+        if (got != write_index) {
                 /* The kernel numbers a file's events 0, 1, 2, ... and
                  * keeps an event's number; anything else means someone
                  * registered on this file behind our back (the client holds
                  * a copy). Remove the enabler we just made and refuse: our
                  * indexes no longer describe the file. */
-                struct upstream_user_unreg unreg = { .size = sizeof(unreg), .disable_addr = 0 };
-                uint64_t addr;
-
-                upstream_enable_location(ev->status_index, (uint64_t) (uintptr_t) s->page, &addr,
-                                         &unreg.disable_bit);
-                unreg.disable_addr = addr;
-                (void) ioctl(s->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg);
+                (void) enabler_unregister(s, ev);
                 return log_error_errno(-EPROTO,
-                                       "Upstream: the kernel gave %s write index %u for %s where %zu was due "
+                                       "Upstream: the kernel gave %s write index %u for %s where %u was due "
                                        "(events registered on its data file outside the broker?)",
-                                       s->bus_name, write_index, ev->def->name, expected);
+                                       s->bus_name, got, ev->def->name, write_index);
         }
-
-        if (expected == s->n_slots) {
-                s->slots[s->n_slots++] = (struct upstream_slot) { .event = ev };
+        if (is_new)
                 ev->n_bound++;
-        }
-        s->slots[expected].active = true;
         ev->n_active++;
-        *ret_write_index = write_index;
         return 0;
 }
 
-static int upstream_session_unregister(struct provider *p, struct provider_session *s, uint32_t write_index) {
-        if (write_index >= s->n_slots || !s->slots[write_index].active)
-                return -ENOENT;
+static int upstream_session_unregister(struct provider *p, struct provider_session *s, struct provider_event *ev,
+                                       uint32_t write_index) {
+        int r;
+
         /* The kernel clears the bit and stops updating it. It cannot switch
          * the write index off: writes to it still reach the event. */
-        return slot_unregister(s, write_index);
+        r = enabler_unregister(s, ev);
+        if (r < 0)
+                return r;
+        ev->n_active--;
+        return 0;
+}
+
+static void recorder_gone(void *userdata) {
+        log_debug("Upstream: a record stream's consumer left, removing its tracefs instance.");
+        recorder_free(userdata);
 }
 
 static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        /* Consumers use ftrace or perf on events/user_events/NAME. */
-        return -EOPNOTSUPP;
+        _cleanup_free_ struct upstream_record_event *wanted = NULL;
+        _cleanup_free_ struct recorder *r = NULL;
+        size_t n_wanted = 0;
+        int fd, k;
+
+        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+                return -EINVAL;
+        if (p->n_recorders >= UPSTREAM_RECORDERS_MAX)
+                return -EUSERS;
+
+        wanted = calloc(n_events, sizeof(*wanted));
+        r = calloc(1, sizeof(*r));
+        if (!wanted || !r)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_events; i++) {
+                bool duplicate = false;
+
+                for (size_t j = 0; j < n_wanted && !duplicate; j++)
+                        duplicate = wanted[j].name == events[i]->def->name;
+                if (!duplicate)
+                        wanted[n_wanted++] = (struct upstream_record_event) {
+                                .name = events[i]->def->name,
+                                .reg_string = events[i]->reg_string,
+                        };
+        }
+
+        r->provider = p;
+        k = upstream_recorder_new(p->event, UPSTREAM_RECORD_PRIORITY, p->data_path, wanted, n_wanted, recorder_gone, r,
+                                  &r->kernel, &fd);
+        if (k < 0)
+                return k;
+        r->next = p->recorders;
+        if (r->next)
+                r->next->prev = r;
+        p->recorders = r;
+        p->n_recorders++;
+        r = NULL;
+        return fd;
 }
 
 const struct provider_ops upstream_provider_ops = {

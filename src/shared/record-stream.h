@@ -8,6 +8,9 @@
  * its u32 write index). All integers are host byte order: the consumer runs
  * on the same machine.
  *
+ * From a kernel provider the payload is what the kernel traced: the bytes
+ * written, plus up to 3 bytes of ring-buffer padding.
+ *
  * A message with RECORD_FLAG_LOST and no name carries in lost_count how many
  * records of this stream were dropped (consumer too slow) since the last such
  * notice.
@@ -16,14 +19,25 @@
 #include <stdint.h>
 
 #define RECORD_FLAG_LOST (1u << 0)
+/* pid is the writing thread's id (the kernel's trace records that, not the
+ * process id), timestamp_ns the time of the write. */
+#define RECORD_FLAG_KERNEL_TRACE (1u << 1)
+/* The uid of a record the kernel traced: its trace records only the
+ * writing thread's id. */
+#define RECORD_UID_UNKNOWN UINT32_MAX
 
 struct record_header {
         uint32_t length;        /* whole message: header + name + payload */
         uint16_t name_len;
         uint16_t flags;         /* RECORD_FLAG_* */
-        uint32_t pid;           /* writer, from the data socket's peer credentials */
-        uint32_t uid;
-        uint64_t timestamp_ns;  /* CLOCK_REALTIME when the daemon read the record */
+        uint32_t pid;           /* embedded: the writer, from the data socket's peer
+                                 * credentials; kernel providers: the writing
+                                 * thread's id, as the kernel traced it */
+        uint32_t uid;           /* the writer's uid, or RECORD_UID_UNKNOWN */
+        uint64_t timestamp_ns;  /* CLOCK_REALTIME: embedded, when the daemon read
+                                 * the record; kernel providers, when it was
+                                 * written (the kernel's CLOCK_MONOTONIC stamp,
+                                 * converted) */
         uint64_t lost_count;    /* only with RECORD_FLAG_LOST */
 };
 

@@ -13,7 +13,7 @@
 #define HOUR_USEC (UINT64_C(3600) * 1000000u)
 
 static sd_event *event;
-static struct provider *provider;
+static struct provider_link provider_link;
 static struct event_registry registry, *const reg = &registry;
 static uint64_t fake_now;
 
@@ -29,15 +29,15 @@ static const struct admission_limits limits = {
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        ck_assert_int_eq(embedded_provider_ops.new(event, NULL, &provider), 0);
-        event_registry_init(reg, &embedded_provider_ops, provider);
+        ck_assert_int_eq(provider_link_start(&provider_link, event, &embedded_provider_ops, NULL), 0);
+        event_registry_init(reg, &provider_link);
         reg->now_usec = fake_clock;
         fake_now = 100 * HOUR_USEC;
 }
 
 static void teardown(void) {
         event_registry_done(reg);
-        provider = embedded_provider_ops.free(provider);
+        provider_link_stop(&provider_link);
         event = sd_event_unref(event);
 }
 

@@ -20,7 +20,6 @@
 #include "status-text.h"
 
 static sd_event *event;
-static struct provider *provider;
 /* Sessions reach the registry through their broker: the test's registry is
  * the broker's. */
 static struct broker broker;
@@ -28,19 +27,15 @@ static struct event_registry *const reg = &broker.registry;
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        ck_assert_int_eq(embedded_provider_ops.new(event, NULL, &provider), 0);
-        broker = (struct broker) {
-                .event = event,
-                .provider_ops = &embedded_provider_ops,
-                .provider = provider,
-        };
-        event_registry_init(reg, &embedded_provider_ops, provider);
+        broker = (struct broker) { .event = event };
+        ck_assert_int_eq(provider_link_start(&broker.link, event, &embedded_provider_ops, NULL), 0);
+        event_registry_init(reg, &broker.link);
 }
 
 static void teardown(void) {
         event_registry_done(reg);
         ck_assert_uint_eq(reg->n_events, 0);
-        provider = embedded_provider_ops.free(provider);
+        provider_link_stop(&broker.link);
         event = sd_event_unref(event);
 }
 
@@ -166,7 +161,7 @@ START_TEST(test_status_follows_recorders_and_remove_clears) {
         int fd;
 
         ck_assert_uint_eq(broker_event_status(reg, ev), 0);
-        fd = embedded_provider_ops.record(provider, &pe, 1);
+        fd = provider_link_record(&broker.link, &pe, 1);
         ck_assert_int_ge(fd, 0);
         ck_assert_uint_eq(broker_event_status(reg, ev), EVENT_STATUS_OTHER);
 
@@ -229,7 +224,7 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(wi, 0);
         ck_assert_int_eq(session_register(s, c, &wi), 0);
         ck_assert_uint_eq(wi, 2);
-        ck_assert_uint_eq(s->n_registrations, 3);
+        ck_assert_uint_eq(s->indexes.n_active, 3);
         ck_assert_uint_eq(a->n_registrations, 1);
         ck_assert_int_eq(session_find_registration(s, c, &wi), 0);
         ck_assert_uint_eq(wi, 2);
@@ -243,7 +238,7 @@ START_TEST(test_write_indexes) {
         ck_assert_int_eq(session_unregister(s, 1), -ENOENT);
         ck_assert_uint_eq(b->n_registrations, 0);
         ck_assert_uint_eq(b->n_bound_sessions, 1);
-        ck_assert_uint_eq(s->n_registrations, 2);
+        ck_assert_uint_eq(s->indexes.n_active, 2);
         ck_assert_int_eq(session_find_registration(s, b, &wi), -ENOENT);
         ck_assert_int_eq(session_register(s, d, &wi), 0);
         ck_assert_uint_eq(wi, 3);
@@ -252,8 +247,8 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(wi, 1);
         ck_assert_uint_eq(b->n_registrations, 1);
         ck_assert_uint_eq(b->n_bound_sessions, 1);
-        ck_assert_uint_eq(s->n_registrations, 4);
-        ck_assert_uint_eq(s->n_slots, 4);
+        ck_assert_uint_eq(s->indexes.n_active, 4);
+        ck_assert_uint_eq(s->indexes.n, 4);
 
         /* Ending the session releases every registration. */
         session_free(s);
@@ -269,7 +264,7 @@ END_TEST
 /* Opens a record stream of @ev (status byte non-zero until closed). */
 static int record(struct broker_event *ev) {
         struct provider_event *pe = ev->provider_event;
-        int fd = embedded_provider_ops.record(provider, &pe, 1);
+        int fd = provider_link_record(&broker.link, &pe, 1);
 
         ck_assert_int_ge(fd, 0);
         ck_assert_uint_ne(broker_event_status(reg, ev), 0);

@@ -14,18 +14,18 @@
 #include "event-store.h"
 
 static sd_event *event;
-static struct provider *provider;
+static struct provider_link provider_link;
 static struct event_registry registry, *const reg = &registry;
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        ck_assert_int_eq(embedded_provider_ops.new(event, NULL, &provider), 0);
-        event_registry_init(reg, &embedded_provider_ops, provider);
+        ck_assert_int_eq(provider_link_start(&provider_link, event, &embedded_provider_ops, NULL), 0);
+        event_registry_init(reg, &provider_link);
 }
 
 static void teardown(void) {
         event_registry_done(reg);
-        provider = embedded_provider_ops.free(provider);
+        provider_link_stop(&provider_link);
         event = sd_event_unref(event);
 }
 
@@ -59,7 +59,7 @@ START_TEST(test_round_trip_restores_names_owners_fields) {
         add("rt_b char[16] who; u64 n", 4294967294u);
         text = event_store_format(reg);
         event_registry_done(reg);
-        event_registry_init(reg, &embedded_provider_ops, provider);
+        event_registry_init(reg, &provider_link);
 
         ck_assert_int_eq(parse(text), 2);
         ev = event_registry_find(reg, "rt_b");
@@ -114,14 +114,14 @@ START_TEST(test_save_load_through_a_directory) {
         ck_assert_int_eq(stat(path, &st), 0);
         ck_assert_uint_eq(st.st_mode & 0777, 0600);
         event_registry_done(reg);
-        event_registry_init(reg, &embedded_provider_ops, provider);
+        event_registry_init(reg, &provider_link);
         ck_assert_int_eq(event_store_load(reg, dir), 1);
         ck_assert_uint_eq(event_registry_find(reg, "saved")->owner_uid, 7);
 
         /* Writable by others: not the broker's file, not read. */
         ck_assert_int_eq(chmod(path, 0666), 0);
         event_registry_done(reg);
-        event_registry_init(reg, &embedded_provider_ops, provider);
+        event_registry_init(reg, &provider_link);
         ck_assert_int_eq(event_store_load(reg, dir), -EPERM);
         ck_assert_uint_eq(reg->n_events, 0);
         ck_assert_int_eq(unlink(path), 0);

@@ -4,7 +4,7 @@
 # make-initramfs.sh BUILD_DIR SOURCE_ROOT OUTPUT [SCENARIO [GUEST_BIN...]]
 #
 # Packs the vm tier's initramfs (gzip'ed newc cpio) into OUTPUT: static
-# busybox; the project's uebrokerd, uebctl, libuebroker and vm-client from
+# busybox; the project's uebrokerd, uebctl, libuebroker, vm-client and vm-perf from
 # BUILD_DIR; a real system bus (dbus-daemon, the distribution's system.conf,
 # the project's dbus/org.uebroker1.conf), a real polkitd with the
 # distribution's rules and the project's polkit/org.uebroker1.policy; every
@@ -74,6 +74,7 @@ done
 copy_bin "$build/daemon/uebrokerd" /usr/sbin/uebrokerd
 copy_bin "$build/tools/uebctl" /usr/bin/uebctl
 copy_bin "$build/tests/vm/vm-client" /usr/bin/vm-client
+copy_bin "$build/tests/vm/vm-perf" /usr/bin/vm-perf
 for bin in "$@"; do
         copy_bin "$bin" "/usr/libexec/uebroker-vm/$(basename "$bin")"
 done

@@ -52,7 +52,7 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing 
 [ -x /usr/bin/dbus-daemon ] || skip "dbus-daemon is missing (apt-get install dbus-daemon)"
 [ -x /usr/lib/polkit-1/polkitd ] || skip "polkitd is missing (apt-get install polkitd)"
 command -v busctl >/dev/null && command -v dbus-send >/dev/null || skip "busctl or dbus-send is missing (systemd, dbus-bin)"
-for f in daemon/uebrokerd tools/uebctl tests/vm/vm-client; do
+for f in daemon/uebrokerd tools/uebctl tests/vm/vm-client tests/vm/vm-perf; do
         [ -x "$build/$f" ] || { echo "not built: $build/$f" >&2; exit 1; }
 done
 
@@ -125,4 +125,10 @@ oks=$(grep -c '^ok [0-9]' "$tap" || true)
 not_oks=$(grep -c '^not ok [0-9]' "$tap" || true)
 [ $((oks + not_oks)) = "$plan" ] || fail "plan 1..$plan but $oks ok and $not_oks not ok"
 [ "$not_oks" = 0 ] || fail "$not_oks of $plan checks failed"
+# A sanitizer build reports to the daemon's log in the guest, which the
+# console carries: any report fails the run.
+if grep -Eq 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$console.txt"; then
+        grep -E -A20 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$console.txt" | head -n 60
+        fail "a sanitizer reported an error in the guest"
+fi
 echo "PASS: $plan checks"

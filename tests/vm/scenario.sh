@@ -99,6 +99,54 @@ waitfor 50 grep -q '^raw' $out
 check "a 1-byte payload is refused with EINVAL ($(grep '^raw' $out))" grep -q '^raw -22 ' $out
 check "the refused payload did not reach the trace" test "$(grep -c " $EV: " $T/trace 2>/dev/null)" = 2
 
+# 9b. Record through the kernel: uebctl record (root) gets the events from a
+#     tracefs instance of the broker's; the instance alone enables the event
+#     (the status byte shows the recorder), and goes with the stream.
+echo 0 > $T/events/user_events/$EV/enable 2>/dev/null
+instances() { ls -d $T/instances/uebroker-record-* 2>/dev/null; }
+rec=/tmp/record.out
+uebctl record --count=2 $EV > $rec 2>&1 &
+rec_pid=$!
+waitfor 100 instances
+check "Record creates a tracefs instance ($(instances))" test -n "$(instances)"
+r=$(emit a=11 b=rec1)
+info "emit while recording: $r"
+check "while uebctl record runs, the event is enabled for writers ($r)" matches "$r" "^$EV: written"
+emit a=12 b=rec2 >&2
+waitfor 100 test "$(grep -c " $EV: " $rec)" -ge 2
+info "uebctl record: $(cat $rec)"
+check "uebctl record prints '[tid N] $EV: a=11 b=rec1' from the kernel's trace" \
+        grep -Eq "^\[tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
+check "uebctl record prints the second record too" grep -Eq "^\[tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
+waitfor 50 not kill -0 $rec_pid
+check "uebctl record --count=2 exits after two records" not kill -0 $rec_pid
+waitfor 50 not instances
+check "the stream's end removes its tracefs instance" not instances
+r=$(emit a=1 b=off)
+check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: not enabled"
+
+# 9c. perf sees the events: perf_event_open on the event's id, raw samples
+id=$(cat $T/events/user_events/$EV/id 2>/dev/null)
+perf_out=/tmp/perf.out
+vm-perf "$id" 20 1 > $perf_out 2>&1 &
+perf_pid=$!
+waitfor 100 grep -q '^open' $perf_out
+r=$(emit a=13 b=perf)
+info "emit while perf listens: $r; vm-perf: $(cat $perf_out)"
+check "with perf listening, the event is enabled for writers ($r)" matches "$r" "^$EV: written"
+waitfor 100 grep -q '^sample' $perf_out
+check "perf receives the record: a=13 b=perf as raw bytes ($(grep '^sample' $perf_out | head -n1))" \
+        grep -Eq '^sample pid [0-9]+ tid [0-9]+ raw 0d0000007065726600000000' $perf_out
+kill $perf_pid 2>/dev/null
+wait $perf_pid 2>/dev/null
+
+# 9d. Delete while a client holds the event is refused, for root too
+r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
+        org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
+info "root Delete while held: $r"
+check "root's Delete while a client holds $EV is refused with Busy ($(echo "$r" | head -n1))" \
+        matches "$r" '^Error org\.uebroker1\.Error\.Busy'
+
 # 10. polkit (the real polkitd) denies an unprivileged Delete: admin only
 r=$(as_tester dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
         org.uebroker1.Broker.Delete string:$EV boolean:false 2>&1)
@@ -132,6 +180,64 @@ r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
 info "root Delete: $r"
 check "root's Delete succeeds" not matches "$r" '^Error'
 check "ListEvents no longer lists $EV" test -z "$(registrations)"
+
+
+# 12b. the kernel's own refusals reach callers as the contract's errors: a
+#      name defined in the kernel with other fields (outside the broker) is
+#      NameInUse; beyond kernel.user_events_max, QuotaExceeded.
+echo 'u:vmclash u64 x' >> $T/dynamic_events 2>/dev/null
+register_error() {      # register_error COMMAND: tester's Register, the error line
+        as_tester dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
+                org.uebroker1.Broker.Register "string:'$1'" 2>&1 | head -n1
+}
+r=$(register_error 'vmclash u32 a')
+info "Register of a name the kernel has with other fields: $r"
+check "a name the kernel defines otherwise is refused with NameInUse ($r)" \
+        matches "$r" '^Error org\.uebroker1\.Error\.NameInUse: .*kernel already has'
+
+r=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>&1)
+check "the refused event is not listed by the broker" not matches "$r" 'vmclash'
+echo '!u:vmclash' >> $T/dynamic_events 2>/dev/null
+max_before=$(cat /proc/sys/kernel/user_events_max 2>/dev/null)
+echo 0 > /proc/sys/kernel/user_events_max 2>/dev/null
+r=$(register_error 'vmlimit u32 a')
+info "Register beyond user_events_max=0 (was $max_before): $r"
+check "beyond kernel.user_events_max the kernel's EMFILE is QuotaExceeded ($r)" \
+        matches "$r" '^Error org\.uebroker1\.Error\.QuotaExceeded: .*user_events_max'
+
+echo "$max_before" > /proc/sys/kernel/user_events_max 2>/dev/null
+r=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "'vmlimit u32 a'" 2>&1)
+check "with the limit back, the same Register succeeds ($r)" matches "$r" '^hhuu '
+
+# 13. a broker restart under a running libuebroker client: while the broker
+#     is away the library shows the event disabled (its enablers went with
+#     the broker's mm; the old page would keep a stale byte) and writes
+#     nothing; the new broker gets the registration back by itself, with a
+#     new data file and page the kernel drives.
+EV2=vmrestart
+CMD2="$EV2 u32 a; char[8] b"
+out2=/tmp/vm-client-restart.out
+as_tester "vm-client '$CMD2' wait-lost 60 wait-registered 60 fds wait-enabled 60 write a=21 b=again hold > $out2 2>&1 &"
+waitfor 100 grep -q '^registered' $out2
+echo 1 > $T/events/user_events/$EV2/enable 2>/dev/null
+old_pid=$(cat /run/uebrokerd.pid)
+kill -TERM "$old_pid"
+waitfor 100 not kill -0 "$old_pid"
+waitfor 100 grep -q '^lost' $out2
+info "client while the broker is away: $(tr '\n' ' ' < $out2)"
+check "the broker's exit is seen by the client (lost 1)" grep -q '^lost 1' $out2
+check "while the broker is away the client's event reads disabled (enabled 0)" grep -q '^enabled 0' $out2
+uebrokerd --system >> /run/uebrokerd.log 2>&1 &
+echo $! > /run/uebrokerd.pid
+waitfor 200 grep -q '^registered 1' $out2
+check "the client registers again with the new broker by itself (registered 1)" grep -q '^registered 1' $out2
+echo 1 > $T/events/user_events/$EV2/enable 2>/dev/null
+waitfor 100 grep -q '^write' $out2
+info "client after the restart: $(tr '\n' ' ' < $out2)"
+check "its new status byte is driven by the kernel (enabled 1)" grep -q '^enabled 1' $out2
+check "its write after the restart succeeds ($(grep '^write' $out2))" grep -q '^write 0$' $out2
+check "trace shows '$EV2: a=21 b=again' written after the restart" grep -Eq " $EV2: a=(0x15 \(21\)|21) b=again\$" $T/trace
+echo 0 > $T/events/user_events/$EV2/enable 2>/dev/null
 
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"
 

@@ -14,6 +14,12 @@
  *                       one record: "write 0" or "write -ERRNO STRERROR"
  *   raw HEX             writes HEX ("" for none) as the payload, unchecked:
  *                       "raw 0" or "raw -ERRNO STRERROR"
+ *   wait-lost SECS      waits until the library has let go of the
+ *                       registration (the broker left): "lost 1", or
+ *                       "lost 0" after SECS seconds; then "enabled 0|1"
+ *   wait-registered SECS
+ *                       waits until it is registered again (a broker came
+ *                       back): "registered 1", or "registered 0"
  *   hold                "holding", then waits for a signal (to be killed)
  *
  * First line: "registered" or "register failed: MESSAGE" (exit 1).
@@ -21,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +131,17 @@ int main(int argc, char *argv[]) {
                         while (!ueb_enabled(event) && tenths-- > 0)
                                 nanosleep(&(struct timespec) { 0, 100 * 1000 * 1000 }, NULL);
                         printf("enabled %d\n", ueb_enabled(event));
+                } else if ((strcmp(step, "wait-lost") == 0 || strcmp(step, "wait-registered") == 0) &&
+                           i + 1 < argc) {
+                        bool want = strcmp(step, "wait-registered") == 0;
+                        int tenths = atoi(argv[++i]) * 10;
+
+                        while (ueb_registered(event) != want && tenths-- > 0)
+                                nanosleep(&(struct timespec) { 0, 100 * 1000 * 1000 }, NULL);
+                        if (want)
+                                printf("registered %d\n", ueb_registered(event));
+                        else
+                                printf("lost %d\nenabled %d\n", !ueb_registered(event), ueb_enabled(event));
                 } else if (strcmp(step, "write") == 0) {
                         int first = i + 1, n = 0;
                         void *payload = NULL;

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One consumer's end of a Record stream (record-stream.h), for every
+ * provider: a non-blocking SOCK_SEQPACKET socket the broker writes and
+ * never reads. A record that does not fit (consumer too slow) is counted
+ * and reported to the consumer as a RECORD_FLAG_LOST message once it has
+ * room; the broker never waits for a consumer. When the consumer closes its
+ * end, the owner is told (on_gone) and frees the sink.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "record-stream.h"
+
+/* A larger buffer absorbs bursts; the kernel caps it at wmem_max, which an
+ * unprivileged socket cannot exceed. */
+#define RECORD_SINK_SNDBUF (1024 * 1024)
+
+struct record_sink;
+
+/* Creates the stream; *ret_consumer_fd is the consumer's end (the caller
+ * owns it). @on_gone is called from the event loop when the consumer has
+ * closed it. */
+int record_sink_new(sd_event *event, int64_t priority, const char *description,
+                    void (*on_gone)(void *userdata), void *userdata, struct record_sink **ret, int *ret_consumer_fd);
+struct record_sink *record_sink_free(struct record_sink *s);
+
+/* Sends one record: @h (length and name_len are filled in here), the name,
+ * the payload. Returns true if sent, false if counted as lost. */
+bool record_sink_send(struct record_sink *s, struct record_header *h, const char *name, size_t name_len,
+                      const void *payload, size_t payload_len);
+
+/* @n records were lost before reaching the sink (a kernel ring buffer
+ * overran): counted and reported like the sink's own. */
+void record_sink_count_lost(struct record_sink *s, uint64_t n);
+
+/* Records sent, and lost to a slow consumer, over the sink's life. */
+uint64_t record_sink_sent(const struct record_sink *s);
+uint64_t record_sink_lost(const struct record_sink *s);

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <tracefs/tracefs.h>
+#include <traceevent/kbuffer.h>
+
+#include "cleanup.h"
+#include "fd-util.h"
+#include "log.h"
+#include "status-text.h"
+#include "upstream-record.h"
+#include "upstream-util.h"
+
+/* Sub-buffers read from one CPU per wakeup: a busy CPU cannot keep the
+ * loop (and the bus) waiting. */
+#define RECORDER_READS_PER_WAKEUP 16
+/* Every ftrace record starts with struct trace_entry: u16 type, u8 flags,
+ * u8 preempt_count, s32 pid; the writer's payload follows. */
+#define TRACE_ENTRY_SIZE 8u
+
+struct recorded_event {
+        int id;                         /* events/user_events/NAME/id */
+        char *name;
+        uint16_t name_len;
+        uint32_t slot;                  /* its enabler's byte on our page (1..) */
+        bool registered;                /* that enabler is there */
+};
+
+struct recorder_cpu {
+        struct upstream_recorder *recorder;
+        int cpu;
+        struct tracefs_cpu *tcpu;       /* owns the trace_pipe_raw fd */
+        sd_event_source *io;
+};
+
+struct upstream_recorder {
+        struct record_sink *sink;
+        struct tracefs_instance *instance;
+        int data_fd;                    /* our own user_events_data */
+        uint8_t *page;                  /* where our enablers point */
+        struct recorded_event *events;  /* sorted by id once enabled */
+        size_t n_events;
+        struct recorder_cpu *cpus;
+        size_t n_cpus;
+        struct kbuffer *kbuf;
+        void *subbuf;
+        int subbuf_size;
+        void (*on_gone)(void *userdata);
+        void *userdata;
+};
+
+static unsigned recorder_counter;
+
+static int compare_by_id(const void *a, const void *b) {
+        const struct recorded_event *x = a, *y = b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Removes our enabler for event @i. */
+static void event_unregister(struct upstream_recorder *r, size_t i) {
+        struct upstream_user_unreg unreg = { .size = sizeof(unreg) };
+        uint64_t addr;
+
+        upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &unreg.disable_bit);
+        unreg.disable_addr = addr;
+        if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg) < 0 && errno != ENOENT)
+                log_warning_errno(errno, "Upstream recorder: cannot unregister %s: %m", r->events[i].name);
+        else
+                r->events[i].registered = false;
+}
+
+struct upstream_recorder *upstream_recorder_free(struct upstream_recorder *r) {
+        bool keep_page = false;
+
+        if (!r)
+                return NULL;
+
+        for (size_t i = 0; i < r->n_cpus; i++) {
+                sd_event_source_disable_unref(r->cpus[i].io);
+                if (r->cpus[i].tcpu)
+                        tracefs_cpu_close(r->cpus[i].tcpu);
+        }
+        free(r->cpus);
+        if (r->instance) {
+                /* Removing the instance disables its events. */
+                if (tracefs_instance_destroy(r->instance) < 0)
+                        log_warning_errno(errno, "Upstream recorder: cannot remove tracefs instance %s: %m",
+                                          tracefs_instance_get_name(r->instance));
+                tracefs_instance_free(r->instance);
+        }
+        for (size_t i = 0; i < r->n_events; i++) {
+                if (r->events[i].registered)
+                        event_unregister(r, i);
+                /* Still registered: the kernel may write into the page. */
+                keep_page |= r->events[i].registered;
+                free(r->events[i].name);
+        }
+        free(r->events);
+        if (r->page && !keep_page)
+                munmap(r->page, STATUS_PAGE_SIZE);
+        safe_close(r->data_fd);
+        if (r->kbuf)
+                kbuffer_free(r->kbuf);
+        free(r->subbuf);
+        record_sink_free(r->sink);
+        free(r);
+        return NULL;
+}
+
+static void upstream_recorder_freep(struct upstream_recorder **r) {
+        *r = upstream_recorder_free(*r);
+}
+
+static const struct recorded_event *find_event(const struct upstream_recorder *r, int id) {
+        struct recorded_event key = { .id = id };
+
+        return bsearch(&key, r->events, r->n_events, sizeof(*r->events), compare_by_id);
+}
+
+/* The instance's clock is "mono": records carry the time of the write;
+ * the stream's timestamps are CLOCK_REALTIME (record-stream.h). */
+static int64_t realtime_minus_monotonic(void) {
+        struct timespec rt, mono;
+
+        clock_gettime(CLOCK_REALTIME, &rt);
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
+}
+
+static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
+        unsigned long long ts;
+        int missed = kbuffer_missed_events(r->kbuf);
+
+        /* -1: the kernel lost records here but does not say how many. */
+        if (missed != 0)
+                record_sink_count_lost(r->sink, missed > 0 ? (uint64_t) missed : 1);
+
+        for (void *data = kbuffer_read_event(r->kbuf, &ts); data; data = kbuffer_next_event(r->kbuf, &ts)) {
+                int size = kbuffer_event_size(r->kbuf);
+                const struct recorded_event *ev;
+                struct record_header h;
+                uint16_t type;
+                int32_t pid;
+
+                if (size < (int) TRACE_ENTRY_SIZE)
+                        continue;
+                memcpy(&type, data, sizeof(type));
+                memcpy(&pid, (uint8_t *) data + 4, sizeof(pid));
+                ev = find_event(r, type);
+                if (!ev)
+                        continue;
+                h = (struct record_header) {
+                        .flags = RECORD_FLAG_KERNEL_TRACE,
+                        .pid = (uint32_t) pid,
+                        .uid = RECORD_UID_UNKNOWN,
+                        .timestamp_ns = (uint64_t) ((int64_t) ts + offset),
+                };
+                (void) record_sink_send(r->sink, &h, ev->name, ev->name_len, (uint8_t *) data + TRACE_ENTRY_SIZE,
+                                        (size_t) size - TRACE_ENTRY_SIZE);
+        }
+}
+
+static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        struct recorder_cpu *c = userdata;
+        struct upstream_recorder *r = c->recorder;
+        int64_t offset = realtime_minus_monotonic();
+
+        for (int i = 0; i < RECORDER_READS_PER_WAKEUP; i++) {
+                int n = tracefs_cpu_read(c->tcpu, r->subbuf, true);
+
+                if (n <= 0)
+                        break;
+                if (kbuffer_load_subbuffer(r->kbuf, r->subbuf) < 0)
+                        break;
+                send_subbuffer(r, offset);
+        }
+        return 0;
+}
+
+static void sink_gone(void *userdata) {
+        struct upstream_recorder *r = userdata;
+
+        r->on_gone(r->userdata);
+}
+
+/* Registers every event on our own file so it exists in the kernel while
+ * we record, as the broker's definition (EADDRINUSE: the name exists there
+ * with other fields). */
+static int register_events(struct upstream_recorder *r, const struct upstream_record_event *events) {
+        for (size_t i = 0; i < r->n_events; i++) {
+                struct upstream_user_reg reg = {
+                        .size = sizeof(reg),
+                        .enable_size = UPSTREAM_ENABLE_SIZE,
+                        .name_args = (uint64_t) (uintptr_t) events[i].reg_string,
+                };
+                uint64_t addr;
+
+                r->events[i].slot = (uint32_t) i + 1;
+                upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
+                reg.enable_addr = addr;
+                if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
+                        return log_debug_errno(errno, "Upstream recorder: cannot register %s: %m", events[i].name);
+                r->events[i].registered = true;
+        }
+        return 0;
+}
+
+static int instance_write(struct tracefs_instance *instance, const char *file, const char *value) {
+        if (tracefs_instance_file_write(instance, file, value) < 0)
+                return log_debug_errno(errno ? -errno : -EIO, "Upstream recorder: cannot write %s to %s: %m",
+                                       value, file);
+        return 0;
+}
+
+static int enable_events(struct upstream_recorder *r) {
+        char buffer_kb[16];
+        int k;
+
+        snprintf(buffer_kb, sizeof(buffer_kb), "%u", UPSTREAM_RECORDER_BUFFER_KB);
+        /* Small rings; readers woken by any record, not at half full; the
+         * time of each write in CLOCK_MONOTONIC. */
+        if ((k = instance_write(r->instance, "buffer_size_kb", buffer_kb)) < 0 ||
+            (k = instance_write(r->instance, "buffer_percent", "0")) < 0 ||
+            (k = instance_write(r->instance, "trace_clock", "mono")) < 0)
+                return k;
+
+        for (size_t i = 0; i < r->n_events; i++) {
+                _cleanup_free_ char *id = NULL;
+                int size = 0;
+
+                if (tracefs_event_enable(r->instance, "user_events", r->events[i].name) < 0)
+                        return log_debug_errno(errno ? -errno : -ENOENT,
+                                               "Upstream recorder: cannot enable %s: %m", r->events[i].name);
+                id = tracefs_event_file_read(r->instance, "user_events", r->events[i].name, "id", &size);
+                if (!id || sscanf(id, "%d", &r->events[i].id) != 1)
+                        return log_debug_errno(-EIO, "Upstream recorder: cannot read the id of %s", r->events[i].name);
+        }
+        qsort(r->events, r->n_events, sizeof(*r->events), compare_by_id);
+        return 0;
+}
+
+static int open_cpus(struct upstream_recorder *r, sd_event *event, int64_t priority) {
+        long n = sysconf(_SC_NPROCESSORS_CONF);
+
+        if (n < 1)
+                n = 1;
+        r->cpus = calloc((size_t) n, sizeof(*r->cpus));
+        if (!r->cpus)
+                return -ENOMEM;
+        for (long cpu = 0; cpu < n; cpu++) {
+                struct recorder_cpu *c = &r->cpus[r->n_cpus];
+                char file[64];
+                int fd, k;
+
+                snprintf(file, sizeof(file), "per_cpu/cpu%ld/trace_pipe_raw", cpu);
+                fd = tracefs_instance_file_open(r->instance, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0)
+                        continue;       /* a possible CPU that is not there */
+                c->tcpu = tracefs_cpu_alloc_fd(fd, r->subbuf_size, true);
+                if (!c->tcpu) {
+                        safe_close(fd);
+                        return -ENOMEM;
+                }
+                c->recorder = r;
+                c->cpu = (int) cpu;
+                r->n_cpus++;
+                k = sd_event_add_io(event, &c->io, fd, EPOLLIN, cpu_io, c);
+                if (k < 0)
+                        return k;
+                (void) sd_event_source_set_description(c->io, "upstream-recorder");
+                (void) sd_event_source_set_priority(c->io, priority);
+        }
+        return r->n_cpus > 0 ? 0 : log_debug_errno(-ENOENT, "Upstream recorder: no per-CPU trace_pipe_raw");
+}
+
+int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_path,
+                          const struct upstream_record_event *events, size_t n_events,
+                          void (*on_gone)(void *userdata), void *userdata,
+                          struct upstream_recorder **ret, int *ret_consumer_fd) {
+        _cleanup_(upstream_recorder_freep) struct upstream_recorder *r = NULL;
+        _cleanup_close_ int consumer_fd = -EBADF;
+        char name[64];
+        void *page;
+        int k;
+
+        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+                return -EINVAL;
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->data_fd = -EBADF;
+        r->on_gone = on_gone;
+        r->userdata = userdata;
+        r->events = calloc(n_events, sizeof(*r->events));
+        if (!r->events)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_events; i++) {
+                r->events[i].name = strdup(events[i].name);
+                if (!r->events[i].name)
+                        return -ENOMEM;
+                r->events[i].name_len = (uint16_t) strlen(events[i].name);
+                r->n_events++;
+        }
+
+        r->subbuf_size = getpagesize();
+        r->subbuf = malloc((size_t) r->subbuf_size);
+        r->kbuf = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+        if (!r->subbuf || !r->kbuf)
+                return -ENOMEM;
+
+        r->data_fd = open(data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (r->data_fd < 0)
+                return log_debug_errno(errno, "Upstream recorder: cannot open %s: %m", data_path);
+        page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (page == MAP_FAILED)
+                return -errno;
+        r->page = page;
+        k = register_events(r, events);
+        if (k < 0)
+                return k;
+
+        snprintf(name, sizeof(name), UPSTREAM_RECORDER_INSTANCE_PREFIX "%d-%u", (int) getpid(), recorder_counter++);
+        r->instance = tracefs_instance_create(name);
+        if (!r->instance)
+                return log_debug_errno(errno ? -errno : -EIO, "Upstream recorder: cannot create tracefs instance %s: %m",
+                                       name);
+        k = enable_events(r);
+        if (k < 0)
+                return k;
+        k = open_cpus(r, event, priority);
+        if (k < 0)
+                return k;
+
+        k = record_sink_new(event, priority, "upstream-record-stream", sink_gone, r, &r->sink, &consumer_fd);
+        if (k < 0)
+                return k;
+
+        *ret = r;
+        r = NULL;
+        *ret_consumer_fd = consumer_fd;
+        consumer_fd = -EBADF;
+        return 0;
+}
+
+int upstream_recorder_cleanup(const char *tracefs) {
+        _cleanup_free_ char *path = NULL;
+        char own[32];
+        DIR *d;
+        struct dirent *de;
+        int n = 0;
+
+        if (asprintf(&path, "%s/instances", tracefs) < 0)
+                return -ENOMEM;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        snprintf(own, sizeof(own), UPSTREAM_RECORDER_INSTANCE_PREFIX "%d-", (int) getpid());
+        while ((de = readdir(d))) {
+                if (strncmp(de->d_name, UPSTREAM_RECORDER_INSTANCE_PREFIX,
+                            strlen(UPSTREAM_RECORDER_INSTANCE_PREFIX)) != 0 ||
+                    strncmp(de->d_name, own, strlen(own)) == 0)
+                        continue;
+                if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+                        n++;
+                else
+                        log_warning_errno(errno, "Cannot remove the tracefs instance %s/%s a previous broker left: %m",
+                                          path, de->d_name);
+        }
+        closedir(d);
+        return n;
+}

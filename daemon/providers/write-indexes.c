@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+
+#include "write-indexes.h"
+
+int write_indexes_find(const struct write_indexes *t, const struct broker_event *ev) {
+        for (size_t i = 0; i < t->n; i++)
+                if (t->entries[i].event == ev)
+                        return (int) i;
+        return -ENOENT;
+}
+
+int write_indexes_reserve(struct write_indexes *t) {
+        struct write_index *grown;
+        size_t n;
+
+        if (t->n >= WRITE_INDEXES_MAX)
+                return -ENOSPC;
+        if (t->n < t->n_allocated)
+                return 0;
+        n = t->n_allocated ? t->n_allocated * 2 : 8;
+        if (n > WRITE_INDEXES_MAX)
+                n = WRITE_INDEXES_MAX;
+        grown = reallocarray(t->entries, n, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        t->entries = grown;
+        t->n_allocated = n;
+        return 0;
+}
+
+uint32_t write_indexes_append(struct write_indexes *t, struct broker_event *ev, struct provider_event *pev) {
+        t->entries[t->n] = (struct write_index) { .event = ev, .provider_event = pev };
+        return (uint32_t) t->n++;
+}
+
+void write_indexes_set_active(struct write_indexes *t, uint32_t index, bool active) {
+        struct write_index *w = &t->entries[index];
+
+        if (w->active == active)
+                return;
+        w->active = active;
+        if (active)
+                t->n_active++;
+        else
+                t->n_active--;
+}
+
+void write_indexes_done(struct write_indexes *t) {
+        free(t->entries);
+        *t = (struct write_indexes) {};
+}
