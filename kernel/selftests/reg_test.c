@@ -49,7 +49,7 @@ static void grammar(void)
 		"", " u32 a", "1abc u32 a", "bad!name u32 a", "t_bad long x", "t_bad unsigned long x",
 		"t_bad u32", "t_bad u32 a 4", "t_bad struct foo x", "t_bad struct foo x 0",
 		"t_bad struct 1foo x 4", "t_bad char[0] x", "t_bad char[1025] x",
-		"t_bad char[0x00001] x", "t_bad char[12a] x", "t_bad char[4]x y",
+		"t_bad char[0x0000001] x", "t_bad char[+4] x", "t_bad char[12a] x", "t_bad char[4]x y",
 		"t_bad u32 a; u32 a", "t_bad u32  a", "t_bad u32 a b c", "t_bad u32 common_pid",
 		"t_bad u32 1a", "t_bad:bad-flag u32 a", "t_bad:,x u32 a", "t_bad __data_loc foo[] x",
 		"t_bad float x",
@@ -61,6 +61,7 @@ static void grammar(void)
 		{ "g_struct struct foo x 20; __data_loc char[] s; __rel_loc u8[] r", "g_struct" },
 		{ "g_none", "g_none" },
 		{ "g-dash_9 s8 a", "g-dash_9" },
+		{ "g_seven char[0x00001] a", "g_seven" },	/* 7 characters in the brackets */
 	};
 	char cmd[600];
 	int fd = ue_open_data();
