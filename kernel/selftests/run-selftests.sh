@@ -6,8 +6,8 @@
 # program in $UE_SELFTESTS (default /usr/libexec/uebroker-vm) with a
 # time limit and prints one TAP stream: each program's checks renumbered,
 # prefixed with its name, plus a "not ok" when a program fails without a
-# failing check of its own (crash, time-out, missing plan). Details on
-# stderr.
+# failing check of its own (crash, time-out, missing plan), and a last
+# check that the kernel logged no warning or oops. Details on stderr.
 
 dir="${UE_SELFTESTS:-/usr/libexec/uebroker-vm}"
 limit="${UE_SELFTEST_TIMEOUT:-600}"
@@ -35,4 +35,12 @@ for t in reg_test status_test write_test perf_test dyn_test format_test writer_t
                 n=$((n + 1)); echo "not ok $n - $t: printed no plan"
         fi
 done
+# a kernel warning or oops during the tests fails the run, whatever the checks said
+n=$((n + 1))
+if dmesg | grep -Eq 'WARNING:|BUG:|Oops|Call Trace|user_events_v1'; then
+        echo "not ok $n - the kernel log has no warning, oops or user_events_v1 message"
+        dmesg | grep -E -B2 -A25 'WARNING:|BUG:|Oops|Call Trace|user_events_v1' | head -n 80 >&2
+else
+        echo "ok $n - the kernel log has no warning, oops or user_events_v1 message"
+fi
 echo "1..$n"
