@@ -149,6 +149,7 @@ struct provider_ops {
 
 extern const struct provider_ops embedded_provider_ops;
 extern const struct provider_ops upstream_provider_ops;
+extern const struct provider_ops v1_provider_ops;
 
 /* Providers in order of preference for --provider=auto. */
 extern const struct provider_ops *const provider_table[];

@@ -80,9 +80,12 @@ static void busy(void)
 	fd = ue_open_data();
 	ue_reg(fd, "d_all2 u8 b", NULL, NULL);
 	{
-		int t = open(DYN_FILE, O_WRONLY | O_TRUNC);
+		int t;
 
-		CHECK(t < 0 && errno == EBUSY, "truncating dynamic_events with one busy: EBUSY (%s)", strerror(errno));
+		errno = 0;
+		t = open(DYN_FILE, O_WRONLY | O_TRUNC);
+		CHECK(t < 0 && errno == EBUSY, "truncating dynamic_events with one busy: EBUSY (%s)",
+		      t < 0 ? ue_errname(-errno) : "opened");
 		if (t >= 0)
 			close(t);
 	}

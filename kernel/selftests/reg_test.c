@@ -116,14 +116,10 @@ static void struct_size(void)
 	CHECK(ioctl(fd, DIAG_IOCSREG, &big) == 0 && big.reg.status_index != 0,
 	      "a larger struct with zeroes beyond struct user_reg is accepted (status %u)", big.reg.status_index);
 	big.extra[1] = 1;
-	errno = 0;
-	CHECK(ioctl(fd, DIAG_IOCSREG, &big) < 0 && errno == E2BIG,
-	      "a larger struct with a non-zero byte beyond: E2BIG (%s)", strerror(errno));
+	EXPECT_ERRNO(ioctl(fd, DIAG_IOCSREG, &big), E2BIG, "a larger struct with a non-zero byte beyond: E2BIG");
 	big.extra[1] = 0;
 	big.reg.size = 4097;
-	errno = 0;
-	CHECK(ioctl(fd, DIAG_IOCSREG, &big) < 0 && errno == E2BIG, "size larger than a page: E2BIG (%s)",
-	      strerror(errno));
+	EXPECT_ERRNO(ioctl(fd, DIAG_IOCSREG, &big), E2BIG, "size larger than a page: E2BIG");
 	/* 16 bytes: size and name_args, the outputs left out */
 	big = (struct reg_big){ .reg = { .size = 16, .name_args = (uintptr_t)cmd, .status_index = 77, .write_index = 77 } };
 	CHECK(ioctl(fd, DIAG_IOCSREG, &big) == 0 && big.reg.status_index == 77 && big.reg.write_index == 77,
@@ -132,19 +128,11 @@ static void struct_size(void)
 	CHECK(ioctl(fd, DIAG_IOCSREG, &big) == 0 && big.reg.status_index != 77 && big.reg.write_index == 77,
 	      "a 20-byte struct gets status_index only");
 	big.reg.size = 8;
-	errno = 0;
-	CHECK(ioctl(fd, DIAG_IOCSREG, &big) < 0 && errno == EINVAL, "an 8-byte struct (no name_args): EINVAL (%s)",
-	      strerror(errno));
+	EXPECT_ERRNO(ioctl(fd, DIAG_IOCSREG, &big), EINVAL, "an 8-byte struct (no name_args): EINVAL");
 	big = (struct reg_big){ .reg = { .size = sizeof(struct user_reg), .name_args = 8 } };
-	errno = 0;
-	CHECK(ioctl(fd, DIAG_IOCSREG, &big) < 0 && errno == EFAULT, "an unreadable name_args: EFAULT (%s)",
-	      strerror(errno));
-	errno = 0;
-	CHECK(ioctl(fd, DIAG_IOCSREG, (void *)8) < 0 && errno == EFAULT, "an unreadable struct: EFAULT (%s)",
-	      strerror(errno));
-	errno = 0;
-	CHECK(ioctl(fd, _IO(DIAG_IOC_MAGIC, 9), 0) < 0 && errno == ENOTTY, "an unknown ioctl: ENOTTY (%s)",
-	      strerror(errno));
+	EXPECT_ERRNO(ioctl(fd, DIAG_IOCSREG, &big), EFAULT, "an unreadable name_args: EFAULT");
+	EXPECT_ERRNO(ioctl(fd, DIAG_IOCSREG, (void *)8), EFAULT, "an unreadable struct: EFAULT");
+	EXPECT_ERRNO(ioctl(fd, _IO(DIAG_IOC_MAGIC, 9), 0), ENOTTY, "an unknown ioctl: ENOTTY");
 	close(fd);
 	ue_del_name("s_size");
 }

@@ -21,19 +21,14 @@ static void mapping(void)
 	void *p;
 
 	CHECK(fd >= 0, "open user_events_status read-write (root)");
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(p == MAP_FAILED && errno == EPERM, "a writable shared mapping is refused with EPERM (%s)",
-	      p == MAP_FAILED ? strerror(errno) : "mapped");
-	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
-	CHECK(p == MAP_FAILED && errno == EINVAL, "two pages: EINVAL (%s)", p == MAP_FAILED ? strerror(errno) : "mapped");
-	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096);
-	CHECK(p == MAP_FAILED && errno == EINVAL, "offset 4096: EINVAL (%s)", p == MAP_FAILED ? strerror(errno) : "mapped");
+	EXPECT_ERRNO(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), EPERM,
+		     "a writable shared mapping is refused with EPERM");
+	EXPECT_ERRNO(mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0), EINVAL, "two pages: EINVAL");
+	EXPECT_ERRNO(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096), EINVAL, "offset 4096: EINVAL");
 	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	CHECK(p != MAP_FAILED, "one page, read-only, shared");
 	if (p != MAP_FAILED) {
-		errno = 0;
-		CHECK(mprotect(p, 4096, PROT_READ | PROT_WRITE) < 0 && errno == EACCES,
-		      "mprotect() cannot make it writable (%s)", strerror(errno));
+		EXPECT_ERRNO(mprotect(p, 4096, PROT_READ | PROT_WRITE), EACCES, "mprotect() cannot make it writable");
 		CHECK(((const uint8_t *)p)[0] == 0, "byte 0 is 0");
 		munmap(p, 4096);
 	}

@@ -7,7 +7,9 @@
 #ifndef UE_LIB_H
 #define UE_LIB_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +30,16 @@ bool ue_check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 		long _r = (long)(expr);                                                      \
 		ue_check(_r == (long)(want), "%s (want %ld, got %ld%s%s)", text, (long)(want), \
 			 _r, _r < 0 ? ": " : "", _r < 0 ? ue_errname(_r) : "");             \
+	} while (0)
+/* CALL fails (returns -1, or MAP_FAILED) with errno WANT. */
+#define EXPECT_ERRNO(call, want, text)                                                            \
+	do {                                                                                      \
+		long _r;                                                                          \
+		int _e;                                                                           \
+		errno = 0;                                                                        \
+		_r = (long)(call);                                                                \
+		_e = errno;                                                                       \
+		ue_check(_r == -1 && _e == (want), "%s (%s)", text, _r == -1 ? strerror(_e) : "succeeded"); \
 	} while (0)
 /* Prints the plan; the exit status (0 if every check passed). */
 int ue_done(void);
