@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <termios.h>
 #include <unistd.h>
 
 static int ioctl_err(int fd, unsigned long cmd, void *arg)
@@ -25,7 +26,7 @@ int main(void)
 	struct user_reg reg = { .size = sizeof(reg), .name_args = (uintptr_t)"wr_three u32 c" };
 	uint32_t w1, w2, w3, v = 11;
 	int fd = ue_open_data(), wr, flags;
-	char buf[8];
+	char buf[64];
 
 	EXPECT_RET(ue_reg(fd, "wr_one u32 a", NULL, &w1), 0, "register wr_one on the data file");
 	wr = ioctl(fd, DIAG_IOCGWRITER, 0);
@@ -35,6 +36,14 @@ int main(void)
 	flags = fcntl(wr, F_GETFL);
 	CHECK((flags & O_ACCMODE) == O_WRONLY, "it is O_WRONLY");
 	CHECK(fcntl(wr, F_GETFD) & FD_CLOEXEC, "it is close-on-exec");
+	{
+		char path[64], link[256] = "";
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", wr);
+		if (readlink(path, link, sizeof(link) - 1) < 0)
+			link[0] = '\0';
+		CHECK(!strcmp(link, DATA_FILE), "it is another open file of user_events_data (%s)", link);
+	}
 	EXPECT_RET(ue_reg(fd, "wr_two u32 b", NULL, &w2), 0, "register wr_two on the data file after");
 	ue_enable("wr_one", true);
 	ue_enable("wr_two", true);
@@ -51,7 +60,7 @@ int main(void)
 	EXPECT_RET(ioctl_err(wr, DIAG_IOCSDEL, "wr_one"), -EPERM, "DIAG_IOCSDEL on the handle: EPERM");
 	EXPECT_RET(ioctl_err(wr, DIAG_IOCGWRITER, NULL), -EPERM, "DIAG_IOCGWRITER on the handle: EPERM");
 	EXPECT_RET(ioctl_err(wr, _IO(DIAG_IOC_MAGIC, 2), NULL), -ENOTTY, "any other ioctl ('*', 2): ENOTTY");
-	EXPECT_RET(ioctl_err(wr, FIONREAD, buf), -ENOTTY, "FIONREAD: ENOTTY");
+	EXPECT_RET(ioctl_err(wr, TCGETS, buf), -ENOTTY, "TCGETS: ENOTTY");
 	EXPECT_RET(read(wr, buf, sizeof(buf)) < 0 ? -errno : 0, -EBADF, "read(): EBADF");
 	EXPECT_ERRNO(mmap(NULL, 4096, PROT_READ, MAP_SHARED, wr, 0), EACCES, "mmap() of the write-only handle: EACCES");
 	CHECK(ue_del_name("wr_one") == -EBUSY, "the events stay busy while registered");

@@ -23,7 +23,7 @@
 
 #define pr_fmt(fmt) "user_events_v1: " fmt
 
-#include <linux/anon_inodes.h>
+#include <linux/file.h>
 #include <linux/bitmap.h>
 #include <linux/ctype.h>
 #include <linux/fs.h>
@@ -1231,18 +1231,27 @@ out:
 
 static const struct file_operations ue_writer_fops;
 
-static long ue_ioctl_writer(struct ue_group *group)
+/*
+ * A second open file of user_events_data itself (so fstat() and
+ * /proc/PID/fd show what it is), write-only, with the writer's file
+ * operations and the data file's group.
+ */
+static long ue_ioctl_writer(struct file *file, struct ue_group *group)
 {
+	struct file *writer;
 	int fd;
 
-	kref_get(&group->kref);
-	fd = anon_inode_getfd("[user_events_writer]", &ue_writer_fops, group,
-			      O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		mutex_lock(&event_mutex);
-		kref_put(&group->kref, ue_group_release);
-		mutex_unlock(&event_mutex);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	writer = alloc_file_clone(file, O_WRONLY, &ue_writer_fops);
+	if (IS_ERR(writer)) {
+		put_unused_fd(fd);
+		return PTR_ERR(writer);
 	}
+	kref_get(&group->kref);
+	writer->private_data = group;
+	fd_install(fd, writer);
 	return fd;
 }
 
@@ -1258,7 +1267,7 @@ static long ue_data_ioctl(struct file *file, unsigned int cmd,
 	case DIAG_IOCSDEL:
 		return ue_ioctl_del(uarg);
 	case DIAG_IOCGWRITER:
-		return ue_ioctl_writer(group);
+		return ue_ioctl_writer(file, group);
 	}
 	return -ENOTTY;
 }
