@@ -34,7 +34,7 @@ build="$(cd "$1" && pwd)"
 shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
-         bench/bench-embedded-write bench/bench-disabled-check; do
+         bench/bench-embedded-write bench/bench-typed-write bench/bench-disabled-check; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -204,6 +204,7 @@ run "$build/bench/bench-clients" 5000
 run "$build/bench/bench-latency" 20000
 run "$build/bench/bench-register" 20000
 run "$build/bench/bench-embedded-write" 300000
+run "$build/bench/bench-typed-write" 300000
 run "$build/bench/bench-disabled-check" 300000000
 if ! kill -0 "$broker_pid" 2>/dev/null; then
         echo "run-bench: uebrokerd died during the run:" >&2

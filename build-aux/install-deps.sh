@@ -12,8 +12,15 @@ set -eu
 packages=(
         # build
         gcc meson ninja-build pkg-config libsystemd-dev check
+        # install directories from pkg-config (systemd.pc comes with systemd;
+        # tests/integration/test-install.sh checks them), man pages (scdoc;
+        # that test renders them with man-db)
+        libdbus-1-dev libpolkit-gobject-1-dev bash-completion scdoc man-db
         # the upstream provider records through tracefs instances
         libtracefs-dev libtraceevent-dev
+        # uebctl record -o writes CTF through libbabeltrace2's sink.ctf.fs;
+        # its test reads the trace back with babeltrace2
+        libbabeltrace2-dev babeltrace2
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs

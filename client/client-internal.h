@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
+#include "event-def.h"
 #include "uebroker.h"
 
 #define UEB_ERROR_MAX 512
@@ -65,6 +66,7 @@ struct ueb_event {
         struct ueb_event_head_ head;    /* first: ueb_enabled() reads it */
         struct ueb_client *client;
         char *command;
+        struct event_def *def;          /* parsed @command: the layout of typed writes */
         enum ueb_event_state state;     /* under lock */
         sd_bus_slot *register_call;     /* the Register in flight, under lock */
         unsigned answers;               /* Register attempts concluded, under lock */

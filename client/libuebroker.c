@@ -15,6 +15,7 @@
 #include "cleanup.h"
 #include "client-internal.h"
 #include "event-def.h"
+#include "event-encode.h"
 #include "fd-util.h"
 #include "status-text.h"
 
@@ -59,6 +60,7 @@ static uint64_t counter_get(const uint64_t *counter) {
 static struct ueb_event *event_free(struct ueb_event *e) {
         if (e) {
                 free(e->command);
+                event_def_free(e->def);
                 free(e);
         }
         return NULL;
@@ -278,6 +280,9 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
                 r = -ENOMEM;
                 goto out;
         }
+        /* Kept for typed writes: the layout comes from it. */
+        e->def = def;
+        def = NULL;
         e->client = c;
         e->head.status = &ueb_zero_status;
         e->state = UEB_EVENT_PENDING;
@@ -348,17 +353,13 @@ static bool error_is_lost_broker(int error) {
         return error == EPIPE || error == ECONNRESET || error == ENOTCONN || error == ECONNREFUSED;
 }
 
-UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
+/* Writes @v[1..@count) as one record of @e; @v[0] is where the write index
+ * goes. Counts the result in @e's statistics. */
+static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
         struct ueb_client *c = e->client;
-        struct iovec v[UEB_WRITE_IOV_MAX + 1];
         uint32_t write_index;
         ssize_t n;
         int error;
-
-        if (iovcnt < 0 || iovcnt > UEB_WRITE_IOV_MAX || (iovcnt > 0 && !iov)) {
-                ueb_counter_add(&e->failed);
-                return -EINVAL;
-        }
 
         /* Never wait: a held write lock means a swap is under way. */
         if (pthread_rwlock_tryrdlock(&c->swap_lock) != 0) {
@@ -373,16 +374,14 @@ UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcn
 
         write_index = e->write_index;
         v[0] = (struct iovec) { &write_index, sizeof(write_index) };
-        if (iovcnt > 0)
-                memcpy(v + 1, iov, (size_t) iovcnt * sizeof(*iov));
 
         if (c->data_is_socket) {
-                struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t) iovcnt + 1 };
+                struct msghdr mh = { .msg_iov = v, .msg_iovlen = count };
 
                 /* MSG_NOSIGNAL: a dead broker is EPIPE, not SIGPIPE. */
                 n = sendmsg(c->data_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         } else
-                n = writev(c->data_fd, v, iovcnt + 1);
+                n = writev(c->data_fd, v, (int) count);
         error = n < 0 ? errno : 0;
         pthread_rwlock_unlock(&c->swap_lock);
 
@@ -403,6 +402,95 @@ UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcn
         }
         ueb_counter_add(&e->failed);
         return -error;
+}
+
+UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
+        struct iovec v[UEB_WRITE_IOV_MAX + 1];
+
+        if (iovcnt < 0 || iovcnt > UEB_WRITE_IOV_MAX || (iovcnt > 0 && !iov)) {
+                ueb_counter_add(&e->failed);
+                return -EINVAL;
+        }
+        if (iovcnt > 0)
+                memcpy(v + 1, iov, (size_t) iovcnt * sizeof(*iov));
+        return event_send(e, v, (size_t) iovcnt + 1);
+}
+
+/* The fixed part of a typed write: on the stack when it fits, which is the
+ * common case and costs no allocation. */
+struct fixed_buffer {
+        uint8_t stack[UEB_VALUES_STACK_MAX];
+        uint8_t *heap;
+        uint8_t *data;
+};
+
+static int fixed_buffer_init(struct fixed_buffer *b, size_t size) {
+        b->heap = NULL;
+        b->data = b->stack;
+        if (size > sizeof(b->stack)) {
+                b->heap = malloc(size);
+                if (!b->heap)
+                        return -ENOMEM;
+                b->data = b->heap;
+        }
+        return 0;
+}
+
+static void fixed_buffer_done(struct fixed_buffer *b) {
+        free(b->heap);
+}
+
+UEB_EXPORT int ueb_write_values(struct ueb_event *e, const struct ueb_value *values, size_t n) {
+        static const uint8_t nul = 0;
+        struct event_encode_span spans[EVENT_DYNAMIC_FIELDS_MAX];
+        /* Write index, fixed part, and each span with its NUL. */
+        struct iovec v[2 + 2 * EVENT_DYNAMIC_FIELDS_MAX];
+        _cleanup_(fixed_buffer_done) struct fixed_buffer fixed;
+        size_t n_spans, len, count = 1;
+        int r;
+
+        r = fixed_buffer_init(&fixed, e->def->min_size);
+        if (r < 0) {
+                ueb_counter_add(&e->failed);
+                return r;
+        }
+        r = event_encode_values(e->def, values, n, fixed.data, spans, &n_spans, &len, NULL);
+        if (r < 0) {
+                ueb_counter_add(&e->failed);
+                return r;
+        }
+
+        /* The dynamic bytes go from the caller's memory straight to the
+         * data file: no copy. */
+        if (e->def->min_size > 0)
+                v[count++] = (struct iovec) { fixed.data, e->def->min_size };
+        for (size_t i = 0; i < n_spans; i++) {
+                if (spans[i].len > 0)
+                        v[count++] = (struct iovec) { (void *) spans[i].data, spans[i].len };
+                if (spans[i].nul)
+                        v[count++] = (struct iovec) { (void *) &nul, 1 };
+        }
+        return event_send(e, v, count);
+}
+
+UEB_EXPORT int ueb_check_values(const struct ueb_event *e, const struct ueb_value *values, size_t n, char *message,
+                                size_t size) {
+        struct event_encode_span spans[EVENT_DYNAMIC_FIELDS_MAX];
+        _cleanup_(fixed_buffer_done) struct fixed_buffer fixed;
+        struct event_error error = { 0 };
+        size_t n_spans, len;
+        int r;
+
+        r = fixed_buffer_init(&fixed, e->def->min_size);
+        if (r < 0) {
+                if (message && size > 0)
+                        snprintf(message, size, "%s", strerror(-r));
+                return r;
+        }
+        r = event_encode_values(e->def, values, n, fixed.data, spans, &n_spans, &len, &error);
+        if (message && size > 0)
+                snprintf(message, size, "%s", r < 0 ? error.message : "");
+        return r;
 }
 
 UEB_EXPORT bool ueb_registered(const struct ueb_event *e) {

@@ -17,10 +17,13 @@
 #include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
+#include "event-pattern.h"
+#include "event-signals.h"
 #include "event-store.h"
 #include "fd-util.h"
 #include "name-reservation.h"
 #include "log.h"
+#include "message-ids.h"
 #include "polkit.h"
 #include "session.h"
 #include "status-text.h"
@@ -35,9 +38,10 @@ const char *broker_config_name(const struct broker *b) {
 
 /* At info level under @rl: what callers can make the broker log, as often
  * as they call, must not flood the journal. */
-static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...)
-        __attribute__((format(printf, 3, 4)));
-static void log_limited(struct log_ratelimit *rl, const char *what, const char *format, ...) {
+static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
+                        const char *format, ...) __attribute__((format(printf, 4, 5)));
+static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
+                        const char *format, ...) {
         unsigned suppressed = 0;
         char text[1024];
         va_list ap;
@@ -49,24 +53,44 @@ static void log_limited(struct log_ratelimit *rl, const char *what, const char *
         va_start(ap, format);
         (void) vsnprintf(text, sizeof(text), format, ap);
         va_end(ap);
-        log_info("%s", text);
+        log_struct(LOG_INFO, about, "%s", text);
+}
+
+/* The event a refused Register or Delete named: the first argument's
+ * leading name (log_fields_build() drops it unless it is a valid one). */
+static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
+        const char *member = sd_bus_message_get_member(m), *arg = NULL;
+        size_t n;
+
+        buf[0] = '\0';
+        if (!member || (strcmp(member, "Register") != 0 && strcmp(member, "Delete") != 0))
+                return;
+        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read_basic(m, 's', &arg) <= 0 || !arg)
+                return;
+        n = strcspn(arg, " \t;");
+        if (n < size)
+                snprintf(buf, size, "%.*s", (int) n, arg);
 }
 
 /* Every handler's result goes through here: refusals are logged, rate
- * limited. */
+ * limited, with the event and the caller when known. */
 static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
-        if (r < 0 && sd_bus_error_is_set(error))
-                log_limited(&b->refusal_ratelimit, "refusals", "Refused %s of %s: %s: %s",
-                            sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
-                            error->name ?: "?", error->message ?: "");
+        char event[EVENT_NAME_MAX + 1];
+        struct log_about about = { .message_id = UEB_MESSAGE_CALL_REFUSED, .uid = LOG_UID_NONE, .event = event };
+        struct session *s;
+
+        if (r >= 0 || !sd_bus_error_is_set(error))
+                return r;
+        refused_event_name(m, event, sizeof(event));
+        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
+        if (s && s->identified) {
+                about.uid = s->uid;
+                about.pid = s->pid;
+        }
+        log_limited(&b->refusal_ratelimit, "refusals", &about, "Refused %s of %s: %s: %s",
+                    sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
+                    error->name ?: "?", error->message ?: "");
         return r;
-}
-
-static void emit_active_events_changed(struct broker *b) {
-        int r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "ActiveEvents", NULL);
-
-        if (r < 0)
-                log_debug_errno(r, "Cannot emit PropertiesChanged for ActiveEvents: %m");
 }
 
 static void save_events(struct broker *b) {
@@ -100,8 +124,8 @@ static void schedule_save(struct broker *b) {
                 log_warning_errno(r, "Cannot schedule saving the events: %m");
 }
 
+/* The signals follow by themselves (the registry's on_change hook). */
 static void events_changed(struct broker *b) {
-        emit_active_events_changed(b);
         schedule_save(b);
 }
 
@@ -150,15 +174,20 @@ static int check_no_prefix(const char *command, sd_bus_error *error) {
 }
 
 /* 1 when @s may use the name @name under the reservations: a reserved name
- * is refused to everyone else, whatever polkit says. */
-static int check_reservation(struct broker *b, struct session *s, const char *name, bool *ret_reserved_for_caller,
-                             sd_bus_error *error) {
+ * is refused to everyone else, whatever polkit says. A reservation added
+ * (by a reload) for a name that an event of another owner already has
+ * takes effect when the name is free: until the event is deleted or
+ * evicted, its owner keeps using it. @ev is the existing event, or NULL. */
+static int check_reservation(struct broker *b, struct session *s, const char *name, const struct broker_event *ev,
+                             bool *ret_reserved_for_caller, sd_bus_error *error) {
         _cleanup_free_ gid_t *gids = NULL;
         const struct name_reservation *res;
         size_t n_gids = 0;
 
         *ret_reserved_for_caller = false;
         if (!b->reservations)
+                return 1;
+        if (ev && ev->owner_uid == s->uid)
                 return 1;
         res = name_reservations_find(b->reservations, name);
         if (!res)
@@ -204,6 +233,8 @@ static void eviction_done(struct eviction *e) {
 static void evict(struct broker *b, struct broker_event *victim, const char *for_name, uid_t uid,
                   struct eviction *ret) {
         log_limited(&b->event_log_ratelimit, "event changes",
+                    &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_EVICTED, .event = victim->def->name,
+                                          .uid = uid },
                     "Event %s (status index %u, owner uid %u) evicted to make room for %s of uid %u: it was unused "
                     "and %s.", victim->def->name, victim->status_index, (unsigned) victim->owner_uid, for_name,
                     (unsigned) uid, victim->owner_uid == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
@@ -263,10 +294,10 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         if (r < 0)
                 return r;
 
-        r = check_reservation(b, s, def->name, &reserved_for_caller, error);
+        ev = event_registry_find(&b->registry, def->name);
+        r = check_reservation(b, s, def->name, ev, &reserved_for_caller, error);
         if (r < 0)
                 return r;
-        ev = event_registry_find(&b->registry, def->name);
         if (ev && !event_def_equal(ev->def, def)) {
                 _cleanup_free_ char *existing = event_def_canonical(ev->def);
 
@@ -353,6 +384,8 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         }
         if (created_event) {
                 log_limited(&b->event_log_ratelimit, "event changes",
+                            &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_CREATED, .event = ev->def->name,
+                                                  .uid = s->uid, .pid = s->pid },
                             "Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
                             (unsigned) s->uid, (int) s->pid, ev->status_index);
                 events_changed(b);
@@ -440,7 +473,10 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "event %s is being listened to; stop recording or tracing it first", name);
 
-        log_info("Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
+        log_struct(LOG_INFO,
+                   &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_DELETED, .event = name, .uid = s->uid,
+                                         .pid = s->pid },
+                   "Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
         event_registry_remove(&b->registry, ev);
         events_changed(b);
         return sd_bus_reply_method_return(m, NULL);
@@ -543,6 +579,21 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
         return refused(userdata, m, get_status(userdata, m, error), error);
 }
 
+/* The reply to Record and RecordMatching: the stream @fd (ours, closed by
+ * the caller; the reply carries a dup) or why there is none. */
+static int reply_record_stream(struct broker *b, sd_bus_message *m, int fd, const char *unsupported,
+                               sd_bus_error *error) {
+        if (fd == -EOPNOTSUPP)
+                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED, "the %s provider %s",
+                                         provider_link_name(&b->link), unsupported);
+        if (fd == -EUSERS)
+                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                        "too many record streams are open; close one and try again");
+        if (fd < 0)
+                return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
+        return sd_bus_reply_method_return(m, "h", fd);
+}
+
 static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
@@ -608,22 +659,78 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
         }
 
         fd = provider_link_record(&b->link, events, n);
-        if (fd == -EOPNOTSUPP)
-                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
-                                         "the %s provider does not record; use ftrace or perf",
-                                         provider_link_name(&b->link));
-        if (fd == -EUSERS)
-                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                        "too many record streams are open; close one and try again");
-        if (fd < 0)
-                return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
-
-        /* The reply carries a dup; ours closes on return. */
-        return sd_bus_reply_method_return(m, "h", fd);
+        return reply_record_stream(b, m, fd, "does not record; use ftrace or perf", error);
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return refused(userdata, m, record_events(userdata, m, error), error);
+}
+
+/* RecordMatching(as patterns): as Record, for the events whose names match
+ * a pattern now and those registered later. None need match yet. */
+static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        _cleanup_free_ struct provider_event **events = NULL;
+        _cleanup_free_ const char **patterns = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct session *s;
+        size_t n = 0, n_events = 0;
+        const char *pattern;
+        int r;
+
+        /* Read and validate: a bounded number of valid patterns. */
+        patterns = calloc(EVENT_PATTERNS_MAX, sizeof(*patterns));
+        if (!patterns)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(m, 'a', "s");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "s", &pattern)) > 0) {
+                struct event_error pattern_error = { 0 };
+
+                if (n >= EVENT_PATTERNS_MAX)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "more than %u patterns; ask for at most %u (one pattern may match "
+                                                 "many events)", EVENT_PATTERNS_MAX, EVENT_PATTERNS_MAX);
+                if (event_pattern_validate(pattern, &pattern_error) < 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "pattern %zu: %s", n + 1,
+                                                 pattern_error.message);
+                patterns[n++] = pattern;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                        "no patterns given; give at least one name or pattern such as 'app_*'");
+
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = polkit_check(b->polkit, m, "org.uebroker1.record",
+                         sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
+
+        events = calloc(b->registry.n_events ?: 1, sizeof(*events));
+        if (!events)
+                return -ENOMEM;
+        for (uint32_t i = 1; i < STATUS_PAGE_SIZE && n_events < b->registry.n_events; i++) {
+                struct broker_event *ev = b->registry.by_index[i];
+
+                if (!ev || !event_patterns_match(patterns, n, ev->def->name))
+                        continue;
+                events[n_events++] = ev->provider_event;
+                event_registry_touch(&b->registry, ev);
+        }
+
+        fd = provider_link_record_matching(&b->link, events, n_events, patterns, n);
+        return reply_record_stream(b, m, fd, "cannot follow events registered later; use Record with names", error);
+}
+
+static int method_record_matching(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, record_matching(userdata, m, error), error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -656,8 +763,11 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Provider", "s", property_get_provider, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
+                                 SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
+        SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
         SD_BUS_METHOD_WITH_NAMES("Register",
                                  "s", SD_BUS_PARAM(command),
                                  "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
@@ -683,6 +793,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "as", SD_BUS_PARAM(names),
                                  "h", SD_BUS_PARAM(record_fd),
                                  method_record, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("RecordMatching",
+                                 "as", SD_BUS_PARAM(patterns),
+                                 "h", SD_BUS_PARAM(record_fd),
+                                 method_record_matching, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 
@@ -744,6 +858,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                         log_info("Restored %d events and their owners from %s.", r, b->state_dir);
         }
 
+        r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the event signals: %m");
+
         r = polkit_registry_new(bus, settings->bus_is_system, b->limits.authorizations_per_user, &b->polkit);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up polkit checks: %m");
@@ -761,6 +879,22 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         return 0;
 }
 
+void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct name_reservations *reservations) {
+        unsigned old_max_events = broker_max_events(b);
+        int r;
+
+        b->limits = *limits;
+        b->max_sessions = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
+        b->reservations = reservations;
+        polkit_registry_set_max_per_uid(b->polkit, b->limits.authorizations_per_user);
+        if (broker_max_events(b) != old_max_events) {
+                r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "MaxEvents", NULL);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot emit PropertiesChanged for MaxEvents: %m");
+        }
+}
+
 struct broker *broker_free(struct broker *b) {
         if (!b)
                 return NULL;
@@ -768,6 +902,8 @@ struct broker *broker_free(struct broker *b) {
         sd_bus_slot_unref(b->object_slot);
         sd_bus_slot_unref(b->departures);
         session_free_all(b);
+        /* Nothing is announced on the way out. */
+        b->signals = event_signals_free(b->signals);
         if (b->save_timer) {
                 b->save_timer = sd_event_source_disable_unref(b->save_timer);
                 save_events(b);

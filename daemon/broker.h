@@ -22,6 +22,7 @@
 #include "provider-link.h"
 
 struct polkit_registry;
+struct event_signals;
 
 struct broker {
         sd_event *event;
@@ -31,6 +32,7 @@ struct broker {
         struct polkit_registry *polkit;
         struct provider_link link;      /* every call into the provider */
         struct event_registry registry;
+        struct event_signals *signals;  /* EventAdded, EventRemoved, ActiveEvents */
         struct broker_limits limits;
         const struct name_reservations *reservations;
         const char *config_path;        /* for error messages naming the key */
@@ -77,6 +79,14 @@ struct broker_settings {
 int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, const struct broker_settings *settings,
                struct broker **ret);
 struct broker *broker_free(struct broker *b);
+
+/* New limits and reservations (a reload), for calls from now on: what
+ * sessions hold stays (registrations, sessions and events beyond a lowered
+ * limit, polkit checks waiting), and a reservation of a name an event
+ * already has takes effect when the name is free. @reservations must stay
+ * valid while the broker uses it. */
+void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct name_reservations *reservations);
 
 /* The configuration file's name, for messages naming a key. */
 const char *broker_config_name(const struct broker *b);

@@ -22,6 +22,7 @@
 
 #include "cleanup.h"
 #include "config.h"
+#include "dropin-order.h"
 #include "event-def.h"
 #include "fd-util.h"
 #include "log.h"
@@ -61,6 +62,14 @@ static const struct limit_key limit_keys[] = {
           BROKER_CONFIG_EXPIRY_MAX },
         { "OutgoingQueue", offsetof(struct broker_limits, outgoing_queue), BROKER_CONFIG_OUTGOING_QUEUE_MIN,
           BROKER_CONFIG_LIMIT_MAX },
+};
+
+const char *const broker_config_default_dropin_dirs[] = {
+        BROKER_CONFIG_DEFAULT_PATH ".d",
+        "/run/uebroker/uebrokerd.conf.d",
+        "/usr/local/lib/uebroker/uebrokerd.conf.d",
+        "/usr/lib/uebroker/uebrokerd.conf.d",
+        NULL,
 };
 
 void broker_limits_init_default(struct broker_limits *limits) {
@@ -562,26 +571,30 @@ static int parse_file(struct parser *p) {
         return 0;
 }
 
-/* The drop-in names of a directory, sorted. */
-struct dropins {
-        char **names;
+/* The drop-in candidates of one directory (names malloc()ed). */
+struct dropin_listing {
+        struct dropin_entry *entries;
         size_t n;
 };
 
-static void dropins_done(struct dropins *l) {
+static void dropin_listing_done(struct dropin_listing *l) {
         for (size_t i = 0; i < l->n; i++)
-                free(l->names[i]);
-        free(l->names);
-        *l = (struct dropins) {};
+                free((char *) l->entries[i].name);
+        free(l->entries);
+        *l = (struct dropin_listing) {};
+}
+
+static void dropin_listings_free(struct dropin_listing *l, size_t n) {
+        if (!l)
+                return;
+        for (size_t i = 0; i < n; i++)
+                dropin_listing_done(&l[i]);
+        free(l);
 }
 
 static void closedirp(DIR **d) {
         if (*d)
                 closedir(*d);
-}
-
-static int compare_names(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
 static bool is_dropin_name(const char *name) {
@@ -590,10 +603,22 @@ static bool is_dropin_name(const char *name) {
         return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".conf") == 0;
 }
 
-/* The drop-ins in the directory p->path, sorted by name; -ENOENT without
- * the directory. */
-static int list_dropins(struct parser *p, struct dropins *ret) {
-        _cleanup_(dropins_done) struct dropins l = {};
+/* What a directory entry is as a drop-in (after following symlinks): a
+ * file to read, a mask (a device such as /dev/null, or an empty file: what
+ * systemd's null_or_empty() calls masked), or nothing (-1: a directory,
+ * FIFO or socket). */
+static int dropin_kind_of(const struct stat *st) {
+        if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+                return DROPIN_MASK;
+        if (!S_ISREG(st->st_mode))
+                return -1;
+        return st->st_size == 0 ? DROPIN_MASK : DROPIN_FILE;
+}
+
+/* The drop-ins and masks in the directory p->path; empty without the
+ * directory. */
+static int list_dropins(struct parser *p, struct dropin_listing *ret) {
+        _cleanup_(dropin_listing_done) struct dropin_listing l = {};
         _cleanup_(closedirp) DIR *d = NULL;
         struct strbuf sb = STRBUF_INIT;
         int r;
@@ -602,14 +627,15 @@ static int list_dropins(struct parser *p, struct dropins *ret) {
         if (!d) {
                 r = -errno;
                 if (r == -ENOENT)
-                        return r;
+                        return 0;
                 strbuf_printf(&sb, "cannot open the drop-in directory: %s", strerror(-r));
                 return fail(p, r, &sb);
         }
         for (;;) {
+                struct dropin_entry *grown;
                 struct dirent *de;
                 struct stat st;
-                char **grown;
+                int kind;
 
                 errno = 0;
                 de = readdir(d);
@@ -622,7 +648,6 @@ static int list_dropins(struct parser *p, struct dropins *ret) {
                         break;
                 if (!is_dropin_name(de->d_name))
                         continue;
-                /* Follows symlinks: one to /dev/null is skipped like any non-file. */
                 if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
                         if (errno == ENOENT)
                                 continue;       /* a dangling symlink */
@@ -632,47 +657,91 @@ static int list_dropins(struct parser *p, struct dropins *ret) {
                         strbuf_printf(&sb, ": %s", strerror(-r));
                         return fail(p, r, &sb);
                 }
-                if (!S_ISREG(st.st_mode))
+                kind = dropin_kind_of(&st);
+                if (kind < 0)
                         continue;
                 if (l.n >= BROKER_CONFIG_DROPINS_MAX) {
                         strbuf_printf(&sb, "more than %u drop-in files", BROKER_CONFIG_DROPINS_MAX);
                         return fail(p, -E2BIG, &sb);
                 }
-                grown = realloc(l.names, (l.n + 1) * sizeof(char *));
+                grown = reallocarray(l.entries, l.n + 1, sizeof(*l.entries));
                 if (!grown)
                         return -ENOMEM;
-                l.names = grown;
-                l.names[l.n] = strdup(de->d_name);
-                if (!l.names[l.n])
+                l.entries = grown;
+                l.entries[l.n].name = strdup(de->d_name);
+                if (!l.entries[l.n].name)
                         return -ENOMEM;
-                l.n++;
+                l.entries[l.n++].kind = (enum dropin_kind) kind;
         }
-        if (l.n > 0)
-                qsort(l.names, l.n, sizeof(char *), compare_names);
         *ret = l;
-        l = (struct dropins) {};
+        l = (struct dropin_listing) {};
         return 0;
 }
 
-/* The drop-in @name in the directory p->path. */
-static int parse_dropin(struct parser *p, const char *name) {
+/* The drop-in @name in the directory @dir. */
+static int parse_dropin(struct parser *p, const char *dir, const char *name) {
         _cleanup_free_ char *file = NULL;
-        const char *dir = p->path;
         int r;
 
         if (asprintf(&file, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
         p->path = file;
         r = parse_file(p);
-        p->path = dir;
+        p->path = NULL;
         p->line = 0;
         return r;
 }
 
-/* @path, then the drop-ins @path.d/NAME.conf; -ENOENT when none of them exists. */
-static int parse_all(struct parser *p, const char *path) {
-        _cleanup_(dropins_done) struct dropins dropins = {};
-        _cleanup_free_ char *dir = NULL;
+/* The drop-ins of @dirs (NULL-terminated, highest precedence first), in
+ * systemd's order (dropin-order.h); sets *found if any was read. */
+static int parse_dropins(struct parser *p, const char *const *dirs, bool *found) {
+        struct dropin_listing *listings = NULL;
+        _cleanup_free_ struct dropin_dir *views = NULL;
+        _cleanup_free_ struct dropin_choice *chosen = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        size_t n_dirs = 0, n_chosen = 0;
+        int r = 0;
+
+        while (dirs[n_dirs])
+                n_dirs++;
+        listings = calloc(n_dirs ?: 1, sizeof(*listings));
+        views = calloc(n_dirs ?: 1, sizeof(*views));
+        if (!listings || !views) {
+                free(listings);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_dirs && r >= 0; i++) {
+                p->path = dirs[i];
+                p->line = 0;
+                r = list_dropins(p, &listings[i]);
+                views[i] = (struct dropin_dir) { .entries = listings[i].entries, .n_entries = listings[i].n };
+        }
+        if (r >= 0)
+                r = dropins_choose(views, n_dirs, &chosen, &n_chosen);
+        if (r >= 0 && n_chosen > BROKER_CONFIG_DROPINS_MAX) {
+                p->path = dirs[0];
+                strbuf_printf(&sb, "more than %u drop-in files in all drop-in directories together",
+                              BROKER_CONFIG_DROPINS_MAX);
+                r = fail(p, -E2BIG, &sb);
+        }
+        for (size_t i = 0; r >= 0 && i < n_chosen; i++) {
+                r = parse_dropin(p, dirs[chosen[i].dir], chosen[i].name);
+                if (r == -ENOENT) {
+                        r = 0;          /* removed since listed */
+                        continue;
+                }
+                if (r >= 0)
+                        *found = true;
+        }
+        dropin_listings_free(listings, n_dirs);
+        return r;
+}
+
+/* @path, then the drop-ins of @dirs (NULL: @path.d); -ENOENT when none of
+ * them exists. */
+static int parse_all(struct parser *p, const char *path, const char *const *dirs) {
+        _cleanup_free_ char *own_dir = NULL;
+        const char *own_dirs[2] = {};
         bool found;
         int r;
 
@@ -682,22 +751,17 @@ static int parse_all(struct parser *p, const char *path) {
                 return r;
         found = r >= 0;
 
-        if (asprintf(&dir, "%s.d", path) < 0)
-                return -ENOMEM;
-        p->path = dir;
-        p->line = 0;
-        r = list_dropins(p, &dropins);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        for (size_t i = 0; i < dropins.n; i++) {
-                r = parse_dropin(p, dropins.names[i]);
-                if (r == -ENOENT)
-                        continue;       /* removed since listed */
-                if (r < 0)
-                        return r;
-                found = true;
+        if (!dirs) {
+                if (asprintf(&own_dir, "%s.d", path) < 0)
+                        return -ENOMEM;
+                own_dirs[0] = own_dir;
+                dirs = own_dirs;
         }
+        r = parse_dropins(p, dirs, &found);
+        if (r < 0)
+                return r;
         p->path = path;
+        p->line = 0;
         if (!found)
                 return -ENOENT;
 
@@ -719,7 +783,8 @@ char **broker_config_warnings_free(char **warnings) {
         return NULL;
 }
 
-int broker_config_parse(const char *path, struct broker_config *c, char ***ret_warnings, char **ret_message) {
+int broker_config_parse(const char *path, const char *const *dropin_dirs, struct broker_config *c,
+                        char ***ret_warnings, char **ret_message) {
         struct broker_config parsed;
         struct parser p = { .config = &parsed };
         int r;
@@ -727,7 +792,7 @@ int broker_config_parse(const char *path, struct broker_config *c, char ***ret_w
         if (!path || !c)
                 return -EINVAL;
         broker_config_init_default(&parsed);
-        r = parse_all(&p, path);
+        r = parse_all(&p, path, dropin_dirs);
         if (r >= 0) {
                 broker_config_done(c);
                 *c = parsed;
@@ -745,11 +810,11 @@ int broker_config_parse(const char *path, struct broker_config *c, char ***ret_w
         return r;
 }
 
-int broker_config_load(const char *path, struct broker_config *c, char **ret_message) {
+int broker_config_load(const char *path, const char *const *dropin_dirs, struct broker_config *c, char **ret_message) {
         char **warnings = NULL;
         int r;
 
-        r = broker_config_parse(path, c, &warnings, ret_message);
+        r = broker_config_parse(path, dropin_dirs, c, &warnings, ret_message);
         if (warnings)
                 for (char **w = warnings; *w; w++)
                         log_warning("%s", *w);

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * uebrokerd's configuration file (default /etc/uebroker/uebrokerd.conf), an
+ * uebrokerd's configuration file (SYSCONFDIR/uebroker/uebrokerd.conf), an
  * INI file in systemd's style, followed by its drop-ins FILE.d/NAME.conf:
  *
  *     [Limits]
@@ -46,17 +46,25 @@
  * about and ignored; malformed lines and values are errors naming
  * FILE:LINE.
  *
- * Drop-ins: after FILE, the regular files FILE.d/NAME.conf are read in
- * the byte order of NAME, each the same way (every file starts outside any
- * section; later values override earlier ones). Other names, hidden names
- * (starting with '.') and entries that are not regular files (after
- * following symlinks) are skipped. At most BROKER_CONFIG_DROPINS_MAX
- * drop-ins. A missing FILE.d is fine, and so is a missing FILE when FILE.d
- * holds drop-ins.
+ * Drop-ins: after FILE, the regular files NAME.conf in the drop-in
+ * directories: FILE.d for --config=FILE; by default, as systemd does for
+ * its own files, SYSCONFDIR/uebroker/uebrokerd.conf.d, then
+ * /run/uebroker/uebrokerd.conf.d, /usr/local/lib/uebroker/uebrokerd.conf.d
+ * and /usr/lib/uebroker/uebrokerd.conf.d (broker_config_default_dropin_dirs).
+ * A name in an earlier directory hides the same name in later ones; a
+ * symlink to /dev/null or an empty file hides it and is not read (a mask);
+ * the files that remain are read in the byte order of their names whatever
+ * their directory (dropin-order.h), each the same way as FILE (every file
+ * starts outside any section; later values override earlier ones). Other
+ * names, hidden names (starting with '.') and other kinds of entries are
+ * skipped. At most BROKER_CONFIG_DROPINS_MAX drop-ins per directory and
+ * read. Missing directories are fine, and so is a missing FILE when a
+ * drop-in exists.
  */
 
 #include <stdbool.h>
 
+#include "build-paths.h"
 #include "name-reservation.h"
 
 struct broker_limits {
@@ -76,7 +84,8 @@ struct broker_config {
         struct name_reservations reservations;
 };
 
-#define BROKER_CONFIG_DEFAULT_PATH "/etc/uebroker/uebrokerd.conf"
+/* SYSCONFDIR/uebroker/uebrokerd.conf, as configured at build time. */
+#define BROKER_CONFIG_DEFAULT_PATH UEBROKER_CONFIG_FILE
 
 /* Bounds on hostile input: bytes per line (without the newline), bytes per
  * file, warnings kept (then one "N more warnings not shown"), drop-in files,
@@ -100,18 +109,23 @@ void broker_config_init_default(struct broker_config *c);
 /* Frees the reservations; @c is empty afterwards (usable with _cleanup_). */
 void broker_config_done(struct broker_config *c);
 
-/* Loads @path and its drop-ins into @c, which must hold a configuration
+/* The default drop-in directories, highest precedence first, NULL-terminated. */
+extern const char *const broker_config_default_dropin_dirs[];
+
+/* Loads @path and the drop-ins of @dropin_dirs (NULL-terminated, highest
+ * precedence first; NULL for just @path.d) into @c, which must hold a configuration
  * (broker_config_init_default() or an earlier load); its old contents are
  * released and replaced by the defaults overridden by what the files set.
  * Returns 0, -ENOENT when neither @path nor any drop-in exists, or another
  * negative errno with a malloc()ed message naming file, line and problem
  * in *ret_message (NULL on success and on -ENOENT). On any error @c is
  * untouched. Warnings are logged at LOG_WARNING. */
-int broker_config_load(const char *path, struct broker_config *c, char **ret_message);
+int broker_config_load(const char *path, const char *const *dropin_dirs, struct broker_config *c, char **ret_message);
 
 /* Like broker_config_load(), but hands the warnings back as a
  * NULL-terminated array of malloc()ed "FILE:LINE: ..." strings in
  * *ret_warnings (NULL when there are none), also on failure. @ret_warnings
  * and @ret_message may be NULL. */
-int broker_config_parse(const char *path, struct broker_config *c, char ***ret_warnings, char **ret_message);
+int broker_config_parse(const char *path, const char *const *dropin_dirs, struct broker_config *c,
+                        char ***ret_warnings, char **ret_message);
 char **broker_config_warnings_free(char **warnings);

@@ -110,6 +110,8 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
         ev->status_index = index;
         reg->by_index[index] = ev;
         reg->n_events++;
+        if (reg->on_change)
+                reg->on_change(reg->on_change_userdata, ev, true);
         *ret = ev;
         return 0;
 }
@@ -118,6 +120,8 @@ struct event_def *event_registry_remove_keep_def(struct event_registry *reg, str
         struct event_def *def = ev->def;
 
         assert(ev->n_bound_sessions == 0);
+        if (reg->on_change)
+                reg->on_change(reg->on_change_userdata, ev, false);
         provider_link_event_remove(reg->link, ev->provider_event);
         tdelete(ev, &reg->by_name, compare_by_name);
         reg->by_index[ev->status_index] = NULL;

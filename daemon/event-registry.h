@@ -43,6 +43,10 @@ struct event_registry {
         uint64_t use_clock;
         /* CLOCK_BOOTTIME in µs; replaceable so tests control time. */
         uint64_t (*now_usec)(void);
+        /* Told of each event once added and just before it is removed
+         * (the broker's EventAdded/EventRemoved signals); may be NULL. */
+        void (*on_change)(void *userdata, const struct broker_event *ev, bool added);
+        void *on_change_userdata;
 };
 
 void event_registry_init(struct event_registry *reg, struct provider_link *link);

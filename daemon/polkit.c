@@ -368,6 +368,11 @@ static void start_queued(struct polkit_registry *reg) {
         }
 }
 
+void polkit_registry_set_max_per_uid(struct polkit_registry *reg, unsigned max_per_uid) {
+        if (reg && max_per_uid > 0)
+                reg->max_per_uid = max_per_uid;
+}
+
 int polkit_registry_new(sd_bus *bus, bool bus_is_system, unsigned max_per_uid, struct polkit_registry **ret) {
         struct polkit_registry *reg;
 

@@ -51,6 +51,9 @@ struct polkit_registry;
 /* @bus is the connection the broker serves on; @bus_is_system tells which
  * subject kind applies. */
 int polkit_registry_new(sd_bus *bus, bool bus_is_system, unsigned max_per_uid, struct polkit_registry **ret);
+/* A new bound (AuthorizationsPerUser= on reload), for checks asked from now
+ * on: those already waiting stay. */
+void polkit_registry_set_max_per_uid(struct polkit_registry *reg, unsigned max_per_uid);
 struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
 
 /* 1: authorized; 0: pending, return 1 from the handler and expect to be

@@ -108,3 +108,10 @@ int provider_link_unregister(struct provider_link *l, struct provider_session *s
 int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events) {
         return l->ops->record(l->provider, events, n_events);
 }
+
+int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
+                                  const char *const *patterns, size_t n_patterns) {
+        if (!l->ops->record_matching)
+                return -EOPNOTSUPP;
+        return l->ops->record_matching(l->provider, events, n_events, patterns, n_patterns);
+}

@@ -54,5 +54,9 @@ int provider_link_register(struct provider_link *l, struct provider_session *s, 
 int provider_link_unregister(struct provider_link *l, struct provider_session *s, struct write_indexes *indexes,
                              uint32_t write_index);
 
-/* A record stream of @events (record-stream.h), or -EOPNOTSUPP. */
+/* A record stream of @events (uebroker-record.h), or -EOPNOTSUPP. */
 int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events);
+/* A record stream of @events and of the events added later that match
+ * @patterns; -EOPNOTSUPP when the provider cannot follow new events. */
+int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
+                                  const char *const *patterns, size_t n_patterns);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -54,7 +55,10 @@ static void help(void) {
                "                            (default /sys/kernel/tracing, /sys/kernel/debug/tracing,\n"
                "                            else the tracefs line of /proc/mounts)\n"
                "     --config=FILE          Read limits and reservations from FILE and FILE.d/*.conf\n"
-               "                            (default %s)\n"
+               "                            (default %s and the drop-ins\n"
+               "                            uebrokerd.conf.d/*.conf in its directory, /run/uebroker,\n"
+               "                            /usr/local/lib/uebroker and /usr/lib/uebroker);\n"
+               "                            SIGHUP rereads them\n"
                "     --state-dir=DIR        Keep events and their owners across restarts in DIR\n"
                "                            (default " BROKER_STATE_DIR_DEFAULT " on the system bus,\n"
                "                            none otherwise; \"\" for none)\n"
@@ -175,26 +179,73 @@ static int write_introspection(const char *path) {
         return 0;
 }
 
-static int load_config(const struct options *o, struct broker_config *config) {
+/* The drop-in directories: FILE.d for --config=FILE, else systemd's search
+ * path (config.h). */
+static const char *const *config_dropin_dirs(const struct options *o) {
+        return o->config_path ? NULL : broker_config_default_dropin_dirs;
+}
+
+/* Loads the configuration into @config. Without --config, no file at all
+ * means the defaults. On error @config is untouched and *ret_message says
+ * why. */
+static int load_config(const struct options *o, struct broker_config *config, char **ret_message) {
         _cleanup_free_ char *message = NULL;
         const char *path = o->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
         const struct broker_limits *l = &config->limits;
         int r;
 
-        r = broker_config_load(path, config, &message);
+        r = broker_config_load(path, config_dropin_dirs(o), config, &message);
         if (r == -ENOENT && !o->config_path) {
-                log_debug("No configuration file %s, using the default limits.", path);
+                log_debug("No configuration file %s nor drop-ins, using the default limits.", path);
+                broker_config_done(config);
+                broker_config_init_default(config);
                 return 0;
         }
         if (r == -ENOENT)
-                return log_error_errno(r, "Configuration file %s does not exist.", path);
-        if (r < 0)
-                return log_error_errno(r, "Bad configuration: %s", message ?: path);
+                return asprintf(ret_message, "configuration file %s does not exist", path) < 0 ? -ENOMEM : r;
+        if (r < 0) {
+                *ret_message = message ?: strdup(path);
+                message = NULL;
+                return r;
+        }
         log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u EventsPerUser=%u "
                   "Clients=%u AuthorizationsPerUser=%u UnusedEventExpirySec=%u OutgoingQueue=%u; %zu reservations",
                   path, l->events_per_client, l->clients_per_user, l->events, l->command_length, l->events_per_user,
                   l->clients, l->authorizations_per_user, l->unused_event_expiry_sec, l->outgoing_queue,
                   config->reservations.n);
+        return 0;
+}
+
+/* What SIGHUP needs. */
+struct reload_context {
+        const struct options *options;
+        struct broker_config *config;
+        struct broker *broker;
+};
+
+/* systemctl reload (ExecReload= sends SIGHUP): tell the service manager,
+ * reread the configuration and apply it, or keep the one in force and log
+ * why; then ready again either way (systemd 252's reload protocol for
+ * Type=notify: RELOADING=1 with MONOTONIC_USEC, then READY=1). */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        struct reload_context *ctx = userdata;
+        _cleanup_free_ char *message = NULL;
+        struct timespec ts;
+        int r;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading the configuration\nMONOTONIC_USEC=%llu",
+                          (unsigned long long) ts.tv_sec * 1000000ull + (unsigned long long) ts.tv_nsec / 1000ull);
+
+        r = load_config(ctx->options, ctx->config, &message);
+        if (r < 0)
+                log_error_errno(r, "Reloading failed, keeping the configuration in force: %s",
+                                message ?: "out of memory");
+        else {
+                broker_reconfigure(ctx->broker, &ctx->config->limits, &ctx->config->reservations);
+                log_info("Reloaded the configuration: new limits and reservations apply to calls from now on.");
+        }
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving " BROKER_BUS_NAME);
         return 0;
 }
 
@@ -270,11 +321,13 @@ static int run(int argc, char *argv[]) {
         struct provider_settings provider_settings;
         _cleanup_(broker_config_done) struct broker_config config = {};
         struct broker_settings settings;
+        _cleanup_free_ char *config_message = NULL;
         struct broker *broker = NULL;
+        struct reload_context reload;
         sigset_t mask;
         int r;
 
-        log_setup();
+        log_setup("uebrokerd");
         r = parse_argv(argc, argv, &o);
         if (r <= 0)
                 return r;
@@ -285,9 +338,9 @@ static int run(int argc, char *argv[]) {
                 return write_introspection(o.introspect_path);
 
         broker_config_init_default(&config);
-        r = load_config(&o, &config);
+        r = load_config(&o, &config, &config_message);
         if (r < 0)
-                return r;
+                return log_error_errno(r, "Bad configuration: %s", config_message ?: "out of memory");
 
         provider_settings = (struct provider_settings) { .tracefs = o.tracefs };
         if (strcmp(o.provider, "auto") == 0) {
@@ -300,6 +353,7 @@ static int run(int argc, char *argv[]) {
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(errno, "Cannot block signals: %m");
 
@@ -339,6 +393,13 @@ static int run(int argc, char *argv[]) {
         r = broker_new(event, bus, ops, &settings, &broker);
         if (r < 0)
                 return r;
+
+        reload = (struct reload_context) { .options = &o, .config = &config, .broker = broker };
+        r = sd_event_add_signal(event, NULL, SIGHUP, on_reload, &reload);
+        if (r < 0) {
+                log_error_errno(r, "Cannot watch SIGHUP: %m");
+                goto finish;
+        }
 
         r = sd_bus_request_name(bus, BROKER_BUS_NAME, 0);
         if (r == -EEXIST) {

@@ -2,9 +2,11 @@
 /*
  * hello-events: a small program instrumented with libuebroker.
  *
- * It registers "hello_tick u32 count; __data_loc char[] msg" and, every
- * interval, writes one event -- but only while someone listens: the check
- * is one byte load, so the instrumentation costs nothing otherwise. Run
+ * It declares hello_tick once with UEB_EVENT() (<uebroker-event.h>), which
+ * gives the definition "hello_tick u32 count; __data_loc char[] msg" and a
+ * typed write call, registers it and, every interval, writes one event --
+ * but only while someone listens: the check is one byte load, so the
+ * instrumentation costs nothing otherwise. Run
  * `uebctl record hello_tick` to see the events; at the end it prints how
  * many ticks were written and how many skipped.
  *
@@ -19,12 +21,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "uebroker.h"
+#include "uebroker-event.h"
 
-#define HELLO_COMMAND "hello_tick u32 count; __data_loc char[] msg"
-/* A __data_loc field counts from the start of the record, which begins with
- * an 8-byte common header the kernel (or broker) adds in front of ours. */
-#define RECORD_HEADER_SIZE 8
+/* The library lays out the payload, __data_loc location included. */
+UEB_EVENT(hello_tick,
+          UEB_FIELD(u32, count),
+          UEB_STRING(msg))
 
 static volatile sig_atomic_t stop;
 
@@ -38,19 +40,6 @@ static int parse_number(const char *s, unsigned long *ret) {
         errno = 0;
         *ret = strtoul(s, &end, 10);
         return errno || !*s || *end ? -EINVAL : 0;
-}
-
-static int write_tick(struct ueb_event *ev, uint32_t count, const char *msg) {
-        /* Payload: u32 count, u32 msg location, then the string with NUL. */
-        uint32_t msg_len = (uint32_t) strlen(msg) + 1;
-        uint32_t loc = msg_len << 16 | (RECORD_HEADER_SIZE + 2 * sizeof(uint32_t));
-        struct iovec iov[] = {
-                { &count, sizeof(count) },
-                { &loc, sizeof(loc) },
-                { (void *) msg, msg_len },
-        };
-
-        return ueb_write(ev, iov, 3);
 }
 
 int main(int argc, char *argv[]) {
@@ -110,7 +99,7 @@ int main(int argc, char *argv[]) {
         }
         if (r == 0)
                 fprintf(stderr, "no bus yet (%s); continuing without events\n", ueb_last_error(client));
-        r = ueb_register(client, HELLO_COMMAND, &tick);
+        r = ueb_register_hello_tick(client, &tick);
         if (r < 0)
                 fprintf(stderr, "cannot register hello_tick: %s\n", ueb_last_error(client));
         else if (r == 0)
@@ -122,7 +111,7 @@ int main(int argc, char *argv[]) {
                 struct timespec ts = { interval_ms / 1000, (long) (interval_ms % 1000) * 1000000L };
 
                 if (tick && ueb_enabled(tick)) {
-                        if (write_tick(tick, (uint32_t) i, message) == 0)
+                        if (ueb_write_hello_tick(tick, (uint32_t) i, message) == 0)
                                 written++;
                         else
                                 failed++;

@@ -11,11 +11,16 @@
  *     ueb_register(c, "tick u32 count; __data_loc char[] msg", &tick);
  *     ...
  *     if (tick && ueb_enabled(tick)) {                 // one byte load
- *             struct iovec iov[] = { ... payload ... };
- *             ueb_write(tick, iov, 2);                 // one non-blocking write
+ *             struct ueb_value v[] = { ueb_value_u32(n), ueb_value_string("hi") };
+ *             ueb_write_values(tick, v, 2);            // one non-blocking write
  *     }
  *     ...
  *     ueb_close(c);
+ *
+ * ueb_write_values() builds the payload from the definition (see "Typed
+ * writes" below); ueb_write() takes the payload as iovec elements, laid out
+ * by the caller. <uebroker-event.h> declares an event once in C
+ * (UEB_EVENT) and generates the register and typed write calls.
  *
  * The broker is asked once, at registration; from then on the program
  * checks its status byte and writes to the data file itself. The broker is
@@ -42,9 +47,9 @@
  * broker restarts (it watches the broker's bus name and the data file), so
  * a host never has to notice. Attempts are rate-limited.
  *
- * Threads: ueb_enabled(), ueb_write(), ueb_registered() and the statistics
- * calls are safe from any thread at any time, concurrently with each other
- * and with re-registration. ueb_open(), ueb_register(), ueb_unregister()
+ * Threads: ueb_enabled(), ueb_write(), ueb_write_values(), ueb_check_values(),
+ * ueb_registered() and the statistics calls are safe from any thread at any
+ * time, concurrently with each other and with re-registration. ueb_open(), ueb_register(), ueb_unregister()
  * and ueb_last_error() are serialized by a per-client mutex and may also be
  * called from any thread. A handle must not be used after ueb_unregister()
  * or ueb_close() released it: the caller makes sure no other thread still
@@ -56,11 +61,14 @@
  * may call ueb_close() to release its copies.
  *
  * Return values: negative errno on failure, as documented per call.
- * Symbols are versioned (LIBUEBROKER_1).
+ * Symbols are versioned: LIBUEBROKER_1, and LIBUEBROKER_1.1 for
+ * ueb_write_values() and ueb_check_values().
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #ifdef __cplusplus
@@ -157,6 +165,132 @@ int ueb_unregister(struct ueb_event *e);
  * a disabled event costs nothing.
  */
 int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt);
+
+/*
+ * Typed writes (LIBUEBROKER_1.1): the values of an event's fields, one
+ * struct ueb_value per field in the order of the definition; the library
+ * builds the payload from the definition given to ueb_register() (dynamic
+ * fields' locations and their bytes included) and writes it like
+ * ueb_write(). Declaring an event once with UEB_EVENT() (<uebroker-event.h>)
+ * generates these calls with C types checked by the compiler.
+ *
+ * Which value a field takes (the field's type as ueb_register() got it):
+ *   u8 u16 u32 u64 unsigned char/short/int
+ *                          UEB_TYPE_U8..U64 of the field's size
+ *   s8 s16 s32 s64 char short int
+ *                          UEB_TYPE_S8..S64 of the field's size (a type
+ *                          not starting with 'u' is signed, as in the
+ *                          kernel's format files)
+ *   char[N], unsigned char[N]
+ *                          UEB_TYPE_STRING or UEB_TYPE_BYTES of at most N
+ *                          bytes; the rest is zero
+ *   __data_loc / __rel_loc char[] (or unsigned char[])
+ *                          UEB_TYPE_STRING; the library appends the NUL
+ *   __data_loc / __rel_loc T[] (other T)
+ *                          UEB_TYPE_BYTES, a whole number of T (the caller's
+ *                          array of T, in host byte order)
+ *   struct TAG NAME SIZE   UEB_TYPE_BYTES of exactly SIZE bytes
+ * Anything else is refused before a byte is written: the wrong number of
+ * values, a value of another type or size, an integer outside its type, a
+ * NULL pointer with a non-zero length, a dynamic array that is not a whole
+ * number of elements.
+ *
+ * The enum values and the layout of struct ueb_value are ABI.
+ */
+enum ueb_type {
+        UEB_TYPE_U8 = 1,
+        UEB_TYPE_U16 = 2,
+        UEB_TYPE_U32 = 3,
+        UEB_TYPE_U64 = 4,
+        UEB_TYPE_S8 = 5,
+        UEB_TYPE_S16 = 6,
+        UEB_TYPE_S32 = 7,
+        UEB_TYPE_S64 = 8,
+        UEB_TYPE_STRING = 9,    /* @len bytes at @p, no terminating NUL needed */
+        UEB_TYPE_BYTES = 10,    /* @len bytes at @p */
+};
+
+struct ueb_value {
+        uint32_t type;          /* enum ueb_type */
+        uint32_t len;           /* STRING, BYTES: bytes at @p */
+        union {
+                uint64_t u;     /* UEB_TYPE_U* */
+                int64_t s;      /* UEB_TYPE_S* */
+                const void *p;  /* STRING, BYTES; read during the call only */
+        };
+};
+
+/* The value constructors: each takes the C type of its ueb_type. */
+#define UEB_VALUE_INTEGER_(suffix, ctype, tag, member)                                                        \
+        static inline struct ueb_value ueb_value_##suffix(ctype v) {                                          \
+                struct ueb_value r;                                                                           \
+                r.type = tag;                                                                                 \
+                r.len = 0;                                                                                    \
+                r.member = v;                                                                                 \
+                return r;                                                                                     \
+        }
+UEB_VALUE_INTEGER_(u8, uint8_t, UEB_TYPE_U8, u)
+UEB_VALUE_INTEGER_(u16, uint16_t, UEB_TYPE_U16, u)
+UEB_VALUE_INTEGER_(u32, uint32_t, UEB_TYPE_U32, u)
+UEB_VALUE_INTEGER_(u64, uint64_t, UEB_TYPE_U64, u)
+UEB_VALUE_INTEGER_(s8, int8_t, UEB_TYPE_S8, s)
+UEB_VALUE_INTEGER_(s16, int16_t, UEB_TYPE_S16, s)
+UEB_VALUE_INTEGER_(s32, int32_t, UEB_TYPE_S32, s)
+UEB_VALUE_INTEGER_(s64, int64_t, UEB_TYPE_S64, s)
+#undef UEB_VALUE_INTEGER_
+
+static inline struct ueb_value ueb_value_pointer_(uint32_t type, const void *p, size_t n) {
+        struct ueb_value r;
+
+        r.type = type;
+        /* Too long to be valid anyway: the write refuses it. */
+        r.len = n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
+        r.p = p;
+        return r;
+}
+
+/* @n bytes at @s; they need no NUL. */
+static inline struct ueb_value ueb_value_string_n(const char *s, size_t n) {
+        return ueb_value_pointer_(UEB_TYPE_STRING, s, n);
+}
+
+/* A C string up to its NUL; NULL is "". */
+static inline struct ueb_value ueb_value_string(const char *s) {
+        return ueb_value_pointer_(UEB_TYPE_STRING, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* @n bytes at @p: a struct, an array of integers. */
+static inline struct ueb_value ueb_value_bytes(const void *p, size_t n) {
+        return ueb_value_pointer_(UEB_TYPE_BYTES, p, n);
+}
+
+/*
+ * Writes one event from @n values (see above). Returns what ueb_write()
+ * returns, and before anything is written:
+ *   -EINVAL     @n is not the number of fields, or a value does not fit its
+ *               field's type (wrong type or size, integer out of range,
+ *               struct of another size, partial array element)
+ *   -EMSGSIZE   a string or array longer than its field holds, or a payload
+ *               beyond what a dynamic location addresses (64 KiB)
+ * Refused values count as failed in the statistics. Allocates nothing
+ * unless the fixed-size fields take more than UEB_VALUES_STACK_MAX bytes.
+ * Like ueb_write(), it writes even while ueb_enabled() is false.
+ */
+int ueb_write_values(struct ueb_event *e, const struct ueb_value *values, size_t n);
+
+/* Fixed-size parts up to this many bytes are built on the stack. */
+#define UEB_VALUES_STACK_MAX 512
+
+/*
+ * Checks @values against @e's definition as ueb_write_values() does, and
+ * writes nothing: returns 0, -EINVAL, -EMSGSIZE (or -ENOMEM, see
+ * UEB_VALUES_STACK_MAX), and when @message is not
+ * NULL, a NUL-terminated explanation ("field 2 (msg): __data_loc char[]
+ * takes a string, not u32") of at most @size bytes, "" when valid. For
+ * tests and debugging; it does not touch the statistics.
+ */
+int ueb_check_values(const struct ueb_event *e, const struct ueb_value *values, size_t n, char *message,
+                     size_t size);
 
 /* True while @e is registered with a running broker. */
 bool ueb_registered(const struct ueb_event *e);

@@ -2,37 +2,24 @@
 /* uebctl delete NAME: removes an event nobody holds or listens to. */
 #include "uebctl.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 
 int uebctl_delete(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "no-ask-password", no_argument, NULL, 'n' },
-                {},
-        };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         /* polkit may ask for a password only when someone can answer. */
-        bool interactive = isatty(STDIN_FILENO);
-        int c, r, status = 0;
+        bool interactive = uebctl_opts.ask_password && isatty(STDIN_FILENO);
+        int r, status = 0;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
-                switch (c) {
-                case 'n':
-                        interactive = false;
-                        break;
-                default:
-                        return 2;
-                }
-        if (optind >= argc) {
+        if (argc < 2) {
                 fprintf(stderr, "usage: uebctl delete [--no-ask-password] NAME...\n");
                 return 2;
         }
         if (uebctl_bus_open(&bus) < 0)
                 return 1;
-        for (int i = optind; i < argc; i++) {
+        for (int i = 1; i < argc; i++) {
                 _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 
                 r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Delete",

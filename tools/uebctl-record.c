@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl record [--json] [--count=N] NAME...: prints the records of events,
- * decoded with each event's fields, naming the writer. Embedded provider:
- * uid and pid from the data socket's peer credentials, not from the writer;
- * kernel providers: the thread id in the kernel's trace:
- *     [uid 1000 pid 884] NAME: a=1 b=hello
- *     [tid 884] NAME: a=1 b=hello
- *     {"name":"NAME","pid":884,"uid":1000,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
- *     {"name":"NAME","tid":884,"timestamp_ns":...,"timestamp":"...","fields":{"a":1,"b":"hello"}}
+/* uebctl record [--json=MODE] [--count=N] PATTERN...: prints the records of
+ * the events whose names match (fnmatch), now or once registered later
+ * (RecordMatching), decoded with each event's fields, naming the writer and
+ * the time, labelled with what the time is:
+ *     [received 2026-12-03T10:00:00.000001Z uid 1000 pid 884] NAME: a=1 b=hello
+ *     [written 2026-12-03T10:00:00.000001Z tid 884] NAME: a=1 b=hello
+ *     {"name":"NAME","pid":884,"uid":1000,"time_source":"received","timestamp_ns":...,"timestamp":"...","fields":{...}}
+ * "received": the embedded provider, uid and pid from the data socket's peer
+ * credentials (not from the writer), the time the broker read the record.
+ * "written": the kernel's trace (UEB_RECORD_FLAG_KERNEL_TRACE), the writing
+ * thread and the time of the write.
  * The writer's bytes are escaped (text-escape.h): a writer cannot drive the
  * reader's terminal. Ends on SIGINT/SIGTERM, when the stream closes, or
  * after N records. */
 #include "uebctl.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -28,135 +30,156 @@
 #include "cleanup.h"
 #include "event-decode.h"
 #include "event-def.h"
+#include "event-pattern.h"
 #include "fd-util.h"
 #include "json-string.h"
-#include "record-stream.h"
 #include "strbuf.h"
 #include "text-escape.h"
+#include "uebroker-record.h"
+#if HAVE_BABELTRACE2
+#include "uebctl-ctf.h"
+#endif
 
-#define RECORD_MESSAGE_MAX (sizeof(struct record_header) + EVENT_NAME_MAX + 65536 + 16)
-
-struct recorded_event {
+/* What we know of the events records arrive for: their definitions from
+ * ListEvents, asked again when a record names an event we have not seen
+ * (registered after we started). def is NULL for a name ListEvents did
+ * not know either, so that it is asked once per name. */
+struct known_event {
         char *name;
         struct event_def *def;
 };
 
-static void recorded_events_free(struct recorded_event *events, size_t n) {
-        if (!events)
-                return;
-        for (size_t i = 0; i < n; i++) {
-                free(events[i].name);
-                event_def_free(events[i].def);
+struct known_events {
+        struct known_event *events;
+        size_t n;
+        size_t allocated;
+};
+
+static void known_events_done(struct known_events *k) {
+        for (size_t i = 0; i < k->n; i++) {
+                free(k->events[i].name);
+                event_def_free(k->events[i].def);
         }
-        free(events);
+        free(k->events);
+        *k = (struct known_events) {};
 }
 
-static const struct recorded_event *find_event(const struct recorded_event *events, size_t n, const char *name,
-                                               size_t name_len) {
-        for (size_t i = 0; i < n; i++)
-                if (strlen(events[i].name) == name_len && memcmp(events[i].name, name, name_len) == 0)
-                        return &events[i];
+static struct known_event *known_find(struct known_events *k, const char *name, size_t name_len) {
+        for (size_t i = 0; i < k->n; i++)
+                if (strlen(k->events[i].name) == name_len && memcmp(k->events[i].name, name, name_len) == 0)
+                        return &k->events[i];
         return NULL;
 }
 
-/* The definitions of @names, from ListEvents. */
-static int load_definitions(sd_bus *bus, char **names, size_t n_names, struct recorded_event **ret) {
+/* Adds @name (of @name_len bytes) with @def (taken, may be NULL). */
+static int known_add(struct known_events *k, const char *name, size_t name_len, struct event_def *def) {
+        if (k->n == k->allocated) {
+                size_t n = k->allocated ? k->allocated * 2 : 16;
+                struct known_event *grown = reallocarray(k->events, n, sizeof(*grown));
+
+                if (!grown) {
+                        event_def_free(def);
+                        return -ENOMEM;
+                }
+                k->events = grown;
+                k->allocated = n;
+        }
+        k->events[k->n].name = strndup(name, name_len);
+        if (!k->events[k->n].name) {
+                event_def_free(def);
+                return -ENOMEM;
+        }
+        k->events[k->n++].def = def;
+        return 0;
+}
+
+/* Learns the definitions of the events ListEvents shows that we do not
+ * know yet (or knew only as unknown). */
+static int known_refresh(struct known_events *k, sd_bus *bus) {
         struct uebctl_event_info *info = NULL;
-        struct recorded_event *events;
         size_t n_info = 0;
         int r;
 
         r = uebctl_list_events(bus, &info, &n_info);
         if (r < 0)
                 return r;
-        events = calloc(n_names, sizeof(*events));
-        if (!events) {
-                uebctl_event_info_free(info, n_info);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n_names; i++) {
-                const struct uebctl_event_info *found = NULL;
+        for (size_t i = 0; i < n_info && r >= 0; i++) {
+                struct known_event *known = known_find(k, info[i].name, strlen(info[i].name));
                 struct event_error error = { 0 };
                 _cleanup_free_ char *command = NULL;
+                struct event_def *def = NULL;
 
-                for (size_t j = 0; j < n_info && !found; j++)
-                        if (strcmp(info[j].name, names[i]) == 0)
-                                found = &info[j];
-                if (!found) {
-                        fprintf(stderr, "error: no event is called %s (see uebctl list)\n", names[i]);
-                        r = -ENOENT;
-                        goto fail;
-                }
-                if (asprintf(&command, "%s %s", found->name, found->fields) < 0) {
+                if (known && known->def)
+                        continue;
+                if (asprintf(&command, "%s %s", info[i].name, info[i].fields) < 0) {
                         command = NULL;
                         r = -ENOMEM;
-                        goto fail;
+                        break;
                 }
-                events[i].name = strdup(names[i]);
-                if (!events[i].name) {
-                        r = -ENOMEM;
-                        goto fail;
+                if (event_def_parse(command, 0, &def, &error) < 0) {
+                        fprintf(stderr, "warning: cannot parse the definition of %s from the broker: %s\n",
+                                info[i].name, error.message);
+                        continue;
                 }
-                r = event_def_parse(command, 0, &events[i].def, &error);
-                if (r < 0) {
-                        fprintf(stderr, "error: cannot parse the definition of %s from the broker: %s\n", names[i],
-                                error.message);
-                        goto fail;
-                }
+                if (known)
+                        known->def = def;
+                else
+                        r = known_add(k, info[i].name, strlen(info[i].name), def);
         }
         uebctl_event_info_free(info, n_info);
-        *ret = events;
-        return 0;
-
-fail:
-        uebctl_event_info_free(info, n_info);
-        recorded_events_free(events, n_names);
         return r;
 }
 
-static void append_timestamp(struct strbuf *sb, uint64_t ns) {
+/* The definition for a record of @name, asking the broker once for a name
+ * not seen before. */
+static const struct event_def *known_lookup(struct known_events *k, sd_bus *bus, const char *name, size_t name_len) {
+        struct known_event *known = known_find(k, name, name_len);
+
+        if (known)
+                return known->def;
+        (void) known_refresh(k, bus);
+        known = known_find(k, name, name_len);
+        if (known)
+                return known->def;
+        (void) known_add(k, name, name_len, NULL);
+        return NULL;
+}
+
+/* "2026-12-03T10:00:00.000001Z", or "" if the time cannot be shown. */
+static void append_time(struct strbuf *sb, uint64_t ns, unsigned digits) {
         time_t secs = (time_t) (ns / 1000000000ull);
+        uint64_t fraction = ns % 1000000000ull;
         struct tm tm;
         char text[64];
 
         if (!gmtime_r(&secs, &tm) || strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-                strbuf_append(sb, "\"\"");
-        else
-                strbuf_printf(sb, "\"%s.%09" PRIu64 "Z\"", text, (uint64_t) (ns % 1000000000ull));
+                return;
+        for (unsigned i = digits; i < 9; i++)
+                fraction /= 10;
+        strbuf_printf(sb, "%s.%0*" PRIu64 "Z", text, (int) digits, fraction);
 }
 
-/* Formats one record into @sb; false if the message is malformed. */
-static bool format_record(const struct recorded_event *events, size_t n_events, const uint8_t *msg, size_t len,
-                          bool json, struct strbuf *sb) {
-        struct record_header h;
-        const struct recorded_event *ev;
-        const char *name;
-        const uint8_t *payload;
-        size_t payload_len;
+/* Formats one record, checked by the caller, into @sb (JSON: one compact
+ * document, no newline). */
+static void format_record(const struct event_def *def, const struct ueb_record_header *h, const uint8_t *msg,
+                          size_t len, bool json, struct strbuf *sb) {
+        bool kernel = h->flags & UEB_RECORD_FLAG_KERNEL_TRACE;
+        const char *name = (const char *) msg + sizeof(*h);
+        const uint8_t *payload = msg + sizeof(*h) + h->name_len;
+        size_t payload_len = len - sizeof(*h) - h->name_len;
         int r;
-
-        memcpy(&h, msg, sizeof(h));
-        if (h.length != len || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
-            len - sizeof(h) < h.name_len)
-                return false;
-        name = (const char *) msg + sizeof(h);
-        payload = msg + sizeof(h) + h.name_len;
-        payload_len = len - sizeof(h) - h.name_len;
-        ev = find_event(events, n_events, name, h.name_len);
 
         if (json) {
                 strbuf_append(sb, "{\"name\":");
-                json_append_string(sb, name, h.name_len);
-                if (h.flags & RECORD_FLAG_KERNEL_TRACE)
-                        strbuf_printf(sb, ",\"tid\":%" PRIu32, h.pid);
-                else
-                        strbuf_printf(sb, ",\"pid\":%" PRIu32, h.pid);
-                if (h.uid != RECORD_UID_UNKNOWN)
-                        strbuf_printf(sb, ",\"uid\":%" PRIu32, h.uid);
-                strbuf_printf(sb, ",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":", h.timestamp_ns);
-                append_timestamp(sb, h.timestamp_ns);
-                strbuf_append(sb, ",\"fields\":");
-                r = ev ? event_decode_json(ev->def, payload, payload_len, sb) : -ENOENT;
+                json_append_string(sb, name, h->name_len);
+                strbuf_printf(sb, kernel ? ",\"tid\":%" PRIu32 : ",\"pid\":%" PRIu32, h->pid);
+                if (h->uid != UEB_RECORD_UID_UNKNOWN)
+                        strbuf_printf(sb, ",\"uid\":%" PRIu32, h->uid);
+                strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",
+                              kernel ? "written" : "received", h->timestamp_ns);
+                append_time(sb, h->timestamp_ns, 9);
+                strbuf_append(sb, "\",\"fields\":");
+                r = def ? event_decode_json(def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {
                         /* Not decodable with the definition we know (the
                          * event was re-created with other fields?). */
@@ -164,17 +187,23 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
                         event_decode_hex(sb, payload, payload_len);
                         strbuf_append_c(sb, '"');
                 }
-                strbuf_append(sb, "}\n");
+                strbuf_append_c(sb, '}');
         } else {
-                if (h.flags & RECORD_FLAG_KERNEL_TRACE)
-                        /* The kernel's trace: the thread, at the write. */
-                        strbuf_printf(sb, "[tid %" PRIu32 "] ", h.pid);
-                else
-                        strbuf_printf(sb, "[uid %" PRIu32 " pid %" PRIu32 "] ", h.uid, h.pid);
+                /* The time says what it is: the broker's reading or the
+                 * kernel's stamp of the write. */
+                strbuf_append(sb, kernel ? "[written " : "[received ");
+                append_time(sb, h->timestamp_ns, 6);
+                if (kernel)
+                        strbuf_printf(sb, " tid %" PRIu32, h->pid);
+                if (h->uid != UEB_RECORD_UID_UNKNOWN)
+                        strbuf_printf(sb, " uid %" PRIu32, h->uid);
+                if (!kernel)
+                        strbuf_printf(sb, " pid %" PRIu32, h->pid);
+                strbuf_append(sb, "] ");
                 /* The name is a validated identifier, but print it safely. */
-                text_escape_append(sb, name, h.name_len, TEXT_ESCAPE_TERMINAL);
+                text_escape_append(sb, name, h->name_len, TEXT_ESCAPE_TERMINAL);
                 strbuf_append(sb, ": ");
-                r = ev ? event_decode_text(ev->def, payload, payload_len, sb) : -ENOENT;
+                r = def ? event_decode_text(def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {
                         strbuf_printf(sb, "(%zu bytes not decodable: ", payload_len);
                         event_decode_hex(sb, payload, payload_len);
@@ -182,85 +211,239 @@ static bool format_record(const struct recorded_event *events, size_t n_events, 
                 }
                 strbuf_append_c(sb, '\n');
         }
-        return true;
 }
 
-/* Calls Record; returns our own (O_CLOEXEC) descriptor of the stream. */
-static int open_stream(sd_bus *bus, char **names) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+/* Calls @method with @args; returns our own (O_CLOEXEC) descriptor of the
+ * stream, or a negative errno with the bus error in @error. */
+static int call_record(sd_bus *bus, const char *method, char **args, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         int fd, r;
 
-        r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE,
-                                           "Record");
+        r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, method);
         if (r >= 0)
-                r = sd_bus_message_append_strv(call, names);
+                r = sd_bus_message_append_strv(call, args);
         if (r >= 0)
                 r = sd_bus_message_set_allow_interactive_authorization(call, isatty(STDIN_FILENO));
-        if (r < 0) {
-                fprintf(stderr, "error: Record: %s\n", strerror(-r));
-                return r;
-        }
-        r = sd_bus_call(bus, call, 0, &error, &reply);
-        if (r < 0) {
-                uebctl_call_failed("Record", r, &error);
-                return r;
-        }
-        if (sd_bus_message_read(reply, "h", &fd) <= 0) {
-                fprintf(stderr, "error: Record: unexpected reply\n");
-                return -EPROTO;
-        }
-        /* The reply owns @fd and closes it with the message. */
-        r = fd_dup_cloexec(fd);
+        if (r >= 0)
+                r = sd_bus_call(bus, call, 0, error, &reply);
         if (r < 0)
-                fprintf(stderr, "error: Record: %s\n", strerror(-r));
-        return r;
+                return r;
+        if (sd_bus_message_read(reply, "h", &fd) <= 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INCONSISTENT_MESSAGE, "unexpected reply");
+        /* The reply owns @fd and closes it with the message. */
+        return fd_dup_cloexec(fd);
 }
 
-int uebctl_record(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "json", no_argument, NULL, 'j' },
-                { "count", required_argument, NULL, 'n' },
-                {},
-        };
-        struct recorded_event *events = NULL;
-        _cleanup_free_ uint8_t *buffer = NULL;
-        _cleanup_close_ int stream = -1, sigfd = -1;
-        sd_bus *bus = NULL;
-        sigset_t mask;
-        bool json = false;
-        unsigned long long count = 0, seen = 0;
-        size_t n_names;
-        char **names, *end;
-        int c, r, status = 1;
+/* RecordMatching(@patterns); a provider that cannot follow new events
+ * (NotSupported) still records plain names that exist, through Record. */
+static int open_stream(sd_bus *bus, char **patterns, size_t n) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *method = "RecordMatching";
+        bool globs = false;
+        int fd;
 
-        while ((c = getopt_long(argc, argv, "jn:", options, NULL)) >= 0)
-                switch (c) {
-                case 'j':
-                        json = true;
-                        break;
-                case 'n':
-                        errno = 0;
-                        count = strtoull(optarg, &end, 10);
-                        if (errno || *end || !*optarg || count == 0) {
-                                fprintf(stderr, "error: --count takes a positive number\n");
-                                return 2;
-                        }
-                        break;
-                default:
-                        return 2;
-                }
-        if (optind >= argc) {
-                fprintf(stderr, "usage: uebctl record [--json] [--count=N] NAME...\n");
-                return 2;
+        for (size_t i = 0; i < n; i++)
+                globs = globs || event_pattern_is_glob(patterns[i]);
+        fd = call_record(bus, method, patterns, &error);
+        if (fd < 0 && !globs && sd_bus_error_has_name(&error, BROKER_ERROR_NOT_SUPPORTED)) {
+                fprintf(stderr, "note: %s; recording the events that exist now\n", error.message);
+                sd_bus_error_free(&error);
+                method = "Record";
+                fd = call_record(bus, method, patterns, &error);
         }
-        names = argv + optind;
-        n_names = (size_t) (argc - optind);
+        if (fd < 0)
+                uebctl_call_failed(method, fd, &error);
+        return fd;
+}
 
-        buffer = malloc(RECORD_MESSAGE_MAX);
+/* Patterns checked here first, for a message before any bus traffic. */
+static int check_patterns(char **patterns, size_t n) {
+        if (n > EVENT_PATTERNS_MAX) {
+                fprintf(stderr, "error: %zu patterns, at most %u (one pattern may match many events)\n", n,
+                        EVENT_PATTERNS_MAX);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct event_error error = { 0 };
+                struct strbuf sb = STRBUF_INIT;
+                char *shown;
+
+                if (event_pattern_validate(patterns[i], &error) == 0)
+                        continue;
+                text_escape_append(&sb, patterns[i], strlen(patterns[i]), TEXT_ESCAPE_TERMINAL);
+                shown = strbuf_steal(&sb);
+                fprintf(stderr, "error: '%s': %s\n", shown ?: "?", error.message);
+                free(shown);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Tells which plain names do not exist yet: they are recorded once
+ * registered, but a typo should not wait silently. */
+static size_t report_matches(const struct known_events *k, char **patterns, size_t n) {
+        size_t matched = 0;
+
+        for (size_t i = 0; i < k->n; i++)
+                if (k->events[i].def &&
+                    event_patterns_match((const char *const *) patterns, n, k->events[i].name))
+                        matched++;
+        for (size_t i = 0; i < n; i++) {
+                bool found = false;
+
+                if (event_pattern_is_glob(patterns[i]))
+                        continue;
+                for (size_t j = 0; j < k->n && !found; j++)
+                        found = strcmp(k->events[j].name, patterns[i]) == 0;
+                if (!found)
+                        fprintf(stderr, "note: no event is called %s yet; recording it once it is registered\n",
+                                patterns[i]);
+        }
+        return matched;
+}
+
+/* Where records go: lines on stdout, or a CTF trace (-o). */
+struct record_output {
+        bool json;
+#if HAVE_BABELTRACE2
+        struct ctf_writer *ctf;
+#endif
+};
+
+/* Prints or writes one checked record; 0, or 1 when output failed. */
+static int output_record(struct record_output *out, const struct event_def *def, const struct ueb_record_header *h,
+                         const uint8_t *msg, size_t len) {
+        struct strbuf sb = STRBUF_INIT;
+        char *text;
+        int status;
+
+#if HAVE_BABELTRACE2
+        if (out->ctf)
+                return ctf_writer_add(out->ctf, h, (const char *) msg + sizeof(*h), h->name_len,
+                                      msg + sizeof(*h) + h->name_len, len - sizeof(*h) - h->name_len, def) < 0;
+#endif
+        format_record(def, h, msg, len, out->json, &sb);
+        text = strbuf_steal(&sb);
+        if (!text) {
+                fprintf(stderr, "error: out of memory\n");
+                return 1;
+        }
+        status = out->json ? uebctl_print_json(text) : fputs(text, stdout) < 0;
+        free(text);
+        /* One record at a time, for pipes. */
+        return status != 0 || fflush(stdout) != 0;
+}
+
+enum {
+        READ_MORE,              /* handled (or skipped) one message */
+        READ_NOTHING,           /* nothing queued */
+        READ_DONE,              /* end of stream or --count reached: exit 0 */
+        READ_FAILED,            /* exit 1 */
+};
+
+/* Reads and handles one message of the stream, without waiting. */
+static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_events *known, struct record_output *out,
+                    unsigned long long *seen) {
+        struct ueb_record_header h;
+        const struct event_def *def;
+        ssize_t n;
+
+        n = recv(stream, buffer, UEB_RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return READ_NOTHING;
+                fprintf(stderr, "error: reading the record stream: %m\n");
+                return READ_FAILED;
+        }
+        if (n == 0) {
+                fprintf(stderr, "The broker closed the record stream.\n");
+                return READ_DONE;
+        }
+        if ((size_t) n > UEB_RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
+                fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
+                return READ_MORE;
+        }
+        memcpy(&h, buffer, sizeof(h));
+        if (h.flags & UEB_RECORD_FLAG_LOST) {
+                fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n", h.lost_count);
+                return READ_MORE;
+        }
+        if (h.length != (size_t) n || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
+            (size_t) n - sizeof(h) < h.name_len) {
+                fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
+                return READ_MORE;
+        }
+        def = known_lookup(known, bus, (const char *) buffer + sizeof(h), h.name_len);
+        if (output_record(out, def, &h, buffer, (size_t) n) != 0)
+                return READ_FAILED;
+        if (uebctl_opts.count && ++*seen >= uebctl_opts.count)
+                return READ_DONE;
+        return READ_MORE;
+}
+
+/* Reads the stream until a signal, its end, or --count records; returns
+ * the exit status. On a signal, what is queued already is read first: the
+ * records the broker sent before it are kept. */
+static int record_loop(int stream, int sigfd, sd_bus *bus, struct known_events *known, struct record_output *out) {
+        _cleanup_free_ uint8_t *buffer = malloc(UEB_RECORD_MESSAGE_MAX);
+        unsigned long long seen = 0;
+
         if (!buffer) {
                 fprintf(stderr, "error: out of memory\n");
                 return 1;
+        }
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = stream, .events = POLLIN },
+                        { .fd = sigfd, .events = POLLIN },
+                };
+                bool signalled;
+                int r;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        fprintf(stderr, "error: poll: %m\n");
+                        return 1;
+                }
+                signalled = p[1].revents & POLLIN;
+                if (!signalled && !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                do
+                        r = read_one(stream, buffer, bus, known, out, &seen);
+                while (signalled && r == READ_MORE);
+                if (r == READ_DONE || (signalled && r == READ_NOTHING))
+                        return 0;
+                if (r == READ_FAILED)
+                        return 1;
+        }
+}
+
+int uebctl_record(int argc, char *argv[]) {
+        _cleanup_(known_events_done) struct known_events known = {};
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
+        struct record_output out = { .json = uebctl_opts.json != UEBCTL_JSON_OFF };
+        sigset_t mask;
+        char **patterns = argv + 1;
+        size_t n_patterns = (size_t) (argc - 1), matched;
+        int status;
+
+        if (argc < 2) {
+                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o DIR] PATTERN...\n");
+                return 2;
+        }
+        if (check_patterns(patterns, n_patterns) < 0)
+                return 2;
+#if !HAVE_BABELTRACE2
+        if (uebctl_opts.output) {
+                fprintf(stderr, "error: this uebctl was built without libbabeltrace2: -o is not available\n");
+                return 1;
+        }
+#endif
+        if (uebctl_opts.output && out.json) {
+                fprintf(stderr, "error: --json and --output exclude each other: -o writes a CTF trace\n");
+                return 2;
         }
 
         /* Signals arrive through a descriptor: no handler racing recv(). */
@@ -274,85 +457,38 @@ int uebctl_record(int argc, char *argv[]) {
                 return 1;
         }
 
+        /* The bus stays open: definitions of events registered later. */
         if (uebctl_bus_open(&bus) < 0)
                 return 1;
-        r = load_definitions(bus, names, n_names, &events);
-        if (r >= 0)
-                stream = open_stream(bus, names);
-        /* The stream lives on without the bus connection. */
-        sd_bus_flush_close_unref(bus);
-        if (r < 0 || stream < 0)
-                goto out;
+        if (known_refresh(&known, bus) < 0)
+                return 1;
+#if HAVE_BABELTRACE2
+        if (uebctl_opts.output && ctf_writer_new(uebctl_opts.output, &out.ctf) < 0)
+                return 1;
+#endif
+        stream = open_stream(bus, patterns, n_patterns);
+        if (stream >= 0) {
+                matched = report_matches(&known, patterns, n_patterns);
+                /* Tell scripts we are attached (the status bytes are set now). */
+                fprintf(stderr, "Recording events matching %zu pattern%s (%zu event%s now)%s%s; Ctrl-C to stop.\n",
+                        n_patterns, n_patterns == 1 ? "" : "s", matched, matched == 1 ? "" : "s",
+                        uebctl_opts.output ? " into the CTF trace " : "", uebctl_opts.output ?: "");
+                status = record_loop(stream, sigfd, bus, &known, &out);
+        } else
+                status = 1;
 
-        /* Tell scripts we are attached (the status bytes are set now). */
-        fprintf(stderr, "Recording %zu event%s; Ctrl-C to stop.\n", n_names, n_names == 1 ? "" : "s");
+#if HAVE_BABELTRACE2
+        if (out.ctf) {
+                uint64_t written = ctf_writer_written(out.ctf), skipped = ctf_writer_skipped(out.ctf);
 
-        for (;;) {
-                struct pollfd p[2] = {
-                        { .fd = stream, .events = POLLIN },
-                        { .fd = sigfd, .events = POLLIN },
-                };
-                struct strbuf sb = STRBUF_INIT;
-                struct record_header h;
-                char *text;
-                ssize_t n;
-
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        fprintf(stderr, "error: poll: %m\n");
-                        goto out;
-                }
-                if (p[1].revents & POLLIN) {
-                        status = 0;
-                        goto out;
-                }
-                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-                        continue;
-
-                n = recv(stream, buffer, RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
-                if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                continue;
-                        fprintf(stderr, "error: reading the record stream: %m\n");
-                        goto out;
-                }
-                if (n == 0) {
-                        fprintf(stderr, "The broker closed the record stream.\n");
-                        status = 0;
-                        goto out;
-                }
-                if ((size_t) n > RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
-                        fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
-                        continue;
-                }
-                memcpy(&h, buffer, sizeof(h));
-                if (h.flags & RECORD_FLAG_LOST) {
-                        fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
-                                h.lost_count);
-                        continue;
-                }
-                if (!format_record(events, n_names, buffer, (size_t) n, json, &sb)) {
-                        strbuf_done(&sb);
-                        fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
-                        continue;
-                }
-                text = strbuf_steal(&sb);
-                if (!text) {
-                        fprintf(stderr, "error: out of memory\n");
-                        goto out;
-                }
-                fputs(text, stdout);
-                free(text);
-                /* One line at a time, for pipes. */
-                if (fflush(stdout) != 0)
-                        goto out;
-                if (count && ++seen >= count) {
-                        status = 0;
-                        goto out;
-                }
+                if (ctf_writer_finish(out.ctf) < 0)
+                        return 1;
+                fprintf(stderr, "Wrote %" PRIu64 " record%s to the CTF trace %s", written, written == 1 ? "" : "s",
+                        uebctl_opts.output);
+                if (skipped)
+                        fprintf(stderr, " (%" PRIu64 " skipped: no definition or not decodable)", skipped);
+                fputc('\n', stderr);
         }
-out:
-        recorded_events_free(events, n_names);
+#endif
         return status;
 }

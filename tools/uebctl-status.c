@@ -1,24 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl status: the broker's status text (SPEC.md section 4). */
+/* uebctl status [NAME...]: the broker's status text (SPEC.md section 4), or
+ * the state of named events, as systemctl status shows units. */
 #include "uebctl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cleanup.h"
+#include "strbuf.h"
+#include "text-escape.h"
 
-int uebctl_status(int argc, char *argv[]) {
+static int print_status_text(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *text;
         int r;
 
-        if (argc != 1) {
-                fprintf(stderr, "usage: uebctl status\n");
-                return 2;
-        }
-        if (uebctl_bus_open(&bus) < 0)
-                return 1;
         r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "GetStatus", &error,
                                &reply, NULL);
         if (r < 0)
@@ -27,6 +25,98 @@ int uebctl_status(int argc, char *argv[]) {
                 fprintf(stderr, "error: GetStatus: unexpected reply\n");
                 return 1;
         }
+        uebctl_pager_open();
         fputs(text, stdout);
-        return fflush(stdout) == 0 ? 0 : 1;
+        return 0;
+}
+
+static void append_event_text(struct strbuf *sb, const struct uebctl_event_info *e) {
+        char user_buf[USER_BUF_SIZE];
+        const char *user = uebctl_user_name(e->owner_uid, user_buf, sizeof(user_buf));
+
+        strbuf_printf(sb,
+                      "%s\n"
+                      "       Fields: %s\n"
+                      "        Owner: %s (uid %u)\n"
+                      "Registrations: %u\n"
+                      "      Enabled: %s\n",
+                      e->name, e->fields, user ?: "-", e->owner_uid, e->registrations,
+                      e->enabled ? "yes (recorded or traced)" : "no");
+}
+
+static const struct uebctl_event_info *find(const struct uebctl_event_info *events, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(events[i].name, name) == 0)
+                        return &events[i];
+        return NULL;
+}
+
+static int print_events(sd_bus *bus, char **names, size_t n_names) {
+        struct uebctl_event_info *events = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        size_t n = 0, shown = 0;
+        char *text;
+        int status = 0;
+
+        if (uebctl_list_events(bus, &events, &n) < 0)
+                return 1;
+        if (uebctl_opts.json != UEBCTL_JSON_OFF)
+                strbuf_append_c(&sb, '[');
+        for (size_t i = 0; i < n_names; i++) {
+                const struct uebctl_event_info *e = find(events, n, names[i]);
+
+                if (!e) {
+                        struct strbuf name = STRBUF_INIT;
+                        char *escaped;
+
+                        /* The argument came from a user, maybe from a script. */
+                        text_escape_append(&name, names[i], strlen(names[i]), TEXT_ESCAPE_TERMINAL);
+                        escaped = strbuf_steal(&name);
+                        fprintf(stderr, "error: no event is called %s (see uebctl list)\n", escaped ?: "?");
+                        free(escaped);
+                        status = 1;
+                        continue;
+                }
+                if (uebctl_opts.json != UEBCTL_JSON_OFF) {
+                        if (shown)
+                                strbuf_append_c(&sb, ',');
+                        uebctl_append_event_json(&sb, e);
+                } else {
+                        if (shown)
+                                strbuf_append_c(&sb, '\n');
+                        append_event_text(&sb, e);
+                }
+                shown++;
+        }
+        if (uebctl_opts.json != UEBCTL_JSON_OFF)
+                strbuf_append_c(&sb, ']');
+        uebctl_event_info_free(events, n);
+        text = strbuf_steal(&sb);
+        if (!text) {
+                fprintf(stderr, "error: out of memory\n");
+                return 1;
+        }
+        uebctl_pager_open();
+        if (uebctl_opts.json != UEBCTL_JSON_OFF) {
+                if (uebctl_print_json(text) != 0)
+                        status = 1;
+        } else
+                fputs(text, stdout);
+        free(text);
+        return status;
+}
+
+int uebctl_status(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int status;
+
+        if (argc == 1 && uebctl_opts.json != UEBCTL_JSON_OFF) {
+                fprintf(stderr, "error: the status text has no JSON form; name events (uebctl status --json NAME...) "
+                                "or use uebctl list --json\n");
+                return 2;
+        }
+        if (uebctl_bus_open(&bus) < 0)
+                return 1;
+        status = argc == 1 ? print_status_text(bus) : print_events(bus, argv + 1, (size_t) (argc - 1));
+        return fflush(stdout) == 0 ? status : 1;
 }

@@ -4,17 +4,51 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 #include "broker-bus.h"
 #include "uebroker.h"
 
-/* A subcommand: argv[0] is its name; returns the process exit status
- * (0 ok, 1 failure, 2 usage). */
+/* How machine-readable output is printed (--json=MODE). */
+enum uebctl_json {
+        UEBCTL_JSON_OFF,        /* tables and text lines */
+        UEBCTL_JSON_SHORT,      /* one line per document */
+        UEBCTL_JSON_PRETTY,     /* indented */
+};
+
+/* Options a command may accept (struct uebctl_command's accepts): every
+ * option may stand before or after the command, as with systemctl; one a
+ * command does nothing with is a usage error, not silently ignored. */
+enum {
+        UEBCTL_OPT_JSON = 1u << 0,
+        UEBCTL_OPT_LEGEND = 1u << 1,    /* --no-legend */
+        UEBCTL_OPT_PAGER = 1u << 2,     /* --no-pager */
+        UEBCTL_OPT_COUNT = 1u << 3,     /* -n/--count=N */
+        UEBCTL_OPT_ASK = 1u << 4,       /* --no-ask-password */
+        UEBCTL_OPT_OUTPUT = 1u << 5,    /* -o/--output=DIR */
+};
+
+/* The options given on the command line, wherever they stood. */
+struct uebctl_options {
+        enum uebctl_json json;
+        bool legend;
+        bool pager;
+        bool ask_password;
+        unsigned long long count;       /* 0: no limit */
+        const char *output;             /* record -o DIR: a CTF trace */
+};
+extern struct uebctl_options uebctl_opts;
+
+/* A subcommand: argv[0] is its name, then its positional arguments (the
+ * options are parsed already, into uebctl_opts); returns the process exit
+ * status (0 ok, 1 failure, 2 usage). */
 struct uebctl_command {
         const char *name;
         const char *args;
         const char *help;
+        const char *details;    /* for "uebctl COMMAND --help" */
+        unsigned accepts;       /* UEBCTL_OPT_* */
         int (*run)(int argc, char *argv[]);
 };
 
@@ -45,6 +79,27 @@ struct uebctl_event_info {
 /* Calls ListEvents; prints the failure and returns a negative errno. */
 int uebctl_list_events(sd_bus *bus, struct uebctl_event_info **ret, size_t *ret_n);
 void uebctl_event_info_free(struct uebctl_event_info *events, size_t n);
+
+/* Room for one passwd entry (getpwuid_r); a few hundred bytes in practice. */
+#define USER_BUF_SIZE 4096
+
+struct strbuf;
+/* uebctl-output.c: "name" of @uid from the user database, or NULL when it
+ * has none (the number alone is shown then). Writes into @buf. */
+const char *uebctl_user_name(uid_t uid, char *buf, size_t size);
+/* Prints @json (compact JSON text, one document) in the chosen mode, with a
+ * newline; returns 0 or 1 (out of memory, or stdout failed). */
+int uebctl_print_json(const char *json);
+/* One event as a JSON object: name, fields, owner_uid, owner (user name or
+ * null), registrations, enabled. */
+void uebctl_append_event_json(struct strbuf *sb, const struct uebctl_event_info *e);
+
+/* uebctl-pager.c: with --no-pager absent and stdout a terminal, pipes
+ * stdout into $UEBCTL_PAGER, else $PAGER, else less (LESS=FRSXMK unless
+ * set), like systemd's tools; "" or "cat" means none. pager_close() waits
+ * for it. */
+void uebctl_pager_open(void);
+void uebctl_pager_close(void);
 
 int uebctl_format(int argc, char *argv[]);
 int uebctl_list(int argc, char *argv[]);

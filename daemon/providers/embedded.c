@@ -10,8 +10,10 @@
  * non-blocking (a writer sees EAGAIN instead of waiting for us), we read the
  * other end. Each message is [u32 write_index][payload].
  * Recording: Record() hands out one end of another SEQPACKET pair and we
- * send each valid record of the chosen events to it (record-stream.h),
- * never blocking: what does not fit is counted as lost.
+ * send each valid record of the chosen events to it (uebroker-record.h),
+ * never blocking: what does not fit is counted as lost. A recording made
+ * with patterns (RecordMatching) also takes each event added later whose
+ * name matches.
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
  */
@@ -29,6 +31,7 @@
 #include <linux/sockios.h>
 
 #include "cleanup.h"
+#include "event-pattern.h"
 #include "fd-util.h"
 #include "log.h"
 #include "provider.h"
@@ -63,6 +66,10 @@ struct recorder {
         uint8_t wanted[STATUS_PAGE_SIZE / 8];
         struct provider_event **events;
         size_t n_events;
+        size_t n_allocated;
+        /* RecordMatching: events added later that match join. */
+        char **patterns;
+        size_t n_patterns;
         struct recorder *next, *prev;
 };
 
@@ -99,6 +106,7 @@ struct provider {
 static void recorder_release(struct recorder *r) {
         record_sink_free(r->sink);
         free(r->events);
+        event_patterns_free(r->patterns, r->n_patterns);
         free(r);
 }
 
@@ -190,6 +198,45 @@ static void status_update(struct provider *p, struct provider_event *ev) {
         p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
 }
 
+static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
+        return r->wanted[status_index / 8] & (1u << (status_index % 8));
+}
+
+/* Adds @ev to @r's events (once); counts @r as its recorder when
+ * @count_recorder. */
+static int recorder_add_event(struct recorder *r, struct provider_event *ev, bool count_recorder) {
+        uint32_t idx = ev->status_index;
+
+        if (recorder_wants(r, idx))
+                return 0;       /* named twice, or matched by two patterns */
+        if (r->n_events == r->n_allocated) {
+                size_t n = r->n_allocated ? r->n_allocated * 2 : 8;
+                struct provider_event **grown = reallocarray(r->events, n, sizeof(*grown));
+
+                if (!grown)
+                        return -ENOMEM;
+                r->events = grown;
+                r->n_allocated = n;
+        }
+        r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
+        r->events[r->n_events++] = ev;
+        if (count_recorder)
+                ev->n_recorders++;
+        return 0;
+}
+
+/* A new event joins the recordings whose patterns match its name. */
+static void recorders_follow(struct provider *p, struct provider_event *ev) {
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                if (r->n_patterns == 0 ||
+                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
+                        continue;
+                if (recorder_add_event(r, ev, true) < 0)
+                        log_warning("Out of memory: new event %s is not recorded by a recording matching it.",
+                                    ev->def->name);
+        }
+}
+
 static int embedded_event_add(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
                               struct provider_event **ret) {
         struct provider_event *ev;
@@ -203,15 +250,35 @@ static int embedded_event_add(struct provider *p, const struct event_def *def, u
         ev->def = def;
         ev->name_len = (uint16_t) strlen(def->name);    /* at most EVENT_NAME_MAX */
         ev->status_index = *io_status_index;
+        recorders_follow(p, ev);
         status_update(p, ev);
         *ret = ev;
         return 0;
 }
 
+/* Takes @ev out of every recording that holds it. */
+static void recorders_forget(struct provider *p, struct provider_event *ev) {
+        uint32_t idx = ev->status_index;
+
+        for (struct recorder *r = p->recorders; r && ev->n_recorders > 0; r = r->next) {
+                if (!recorder_wants(r, idx))
+                        continue;
+                for (size_t i = 0; i < r->n_events; i++)
+                        if (r->events[i] == ev) {
+                                r->events[i] = r->events[--r->n_events];
+                                break;
+                        }
+                r->wanted[idx / 8] &= (uint8_t) ~(1u << (idx % 8));
+                ev->n_recorders--;
+        }
+}
+
 static void embedded_event_remove(struct provider *p, struct provider_event *ev) {
         if (!ev)
                 return;
-        /* The broker removes only events nobody records (status byte 0). */
+        /* The broker removes only events nobody records (status byte 0),
+         * except when undoing an event_add that a pattern matched. */
+        recorders_forget(p, ev);
         p->page[ev->status_index] = 0;
         free(ev);
 }
@@ -239,12 +306,8 @@ static void recorder_free(struct recorder *r) {
         recorder_release(r);
 }
 
-static bool recorder_wants(const struct recorder *r, uint32_t status_index) {
-        return r->wanted[status_index / 8] & (1u << (status_index % 8));
-}
-
 /* @h is the record's header, the same for every recorder. */
-static void recorder_send(struct recorder *r, struct record_header *h, const struct provider_event *ev,
+static void recorder_send(struct recorder *r, struct ueb_record_header *h, const struct provider_event *ev,
                           const void *payload, size_t payload_len) {
         if (record_sink_send(r->sink, h, ev->def->name, ev->name_len, payload, payload_len))
                 r->provider->recorded++;
@@ -261,12 +324,13 @@ static void recorder_releasep(struct recorder **r) {
                 recorder_release(*r);
 }
 
-static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
+                         const char *const *patterns, size_t n_patterns) {
         _cleanup_(recorder_releasep) struct recorder *r = NULL;
         _cleanup_close_ int consumer_fd = -EBADF;
         int ret;
 
-        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+        if (n_events > STATUS_INDEX_MAX || n_patterns > EVENT_PATTERNS_MAX || (n_events == 0 && n_patterns == 0))
                 return -EINVAL;
         if (p->n_recorders >= EMBEDDED_RECORDERS_MAX)
                 return -EUSERS;
@@ -275,16 +339,16 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         if (!r)
                 return -ENOMEM;
         r->provider = p;
-        r->events = calloc(n_events, sizeof(*r->events));
-        if (!r->events)
-                return -ENOMEM;
         for (size_t i = 0; i < n_events; i++) {
-                uint32_t idx = events[i]->status_index;
-
-                if (recorder_wants(r, idx))
-                        continue;       /* duplicate name */
-                r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
-                r->events[r->n_events++] = events[i];
+                ret = recorder_add_event(r, events[i], false);
+                if (ret < 0)
+                        return ret;
+        }
+        if (n_patterns > 0) {
+                r->patterns = event_patterns_copy(patterns, n_patterns);
+                if (!r->patterns)
+                        return -ENOMEM;
+                r->n_patterns = n_patterns;
         }
 
         ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,
@@ -307,6 +371,19 @@ static int embedded_record(struct provider *p, struct provider_event *const *eve
         return ret;
 }
 
+static int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+        if (n_events == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, NULL, 0);
+}
+
+static int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                    const char *const *patterns, size_t n_patterns) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, patterns, n_patterns);
+}
+
 /* Data path */
 
 static void session_drop(struct provider_session *s, const char *why, uint32_t write_index) {
@@ -324,7 +401,7 @@ static void session_drop(struct provider_session *s, const char *why, uint32_t w
 static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len) {
         struct provider *p = s->provider;
         const struct provider_event *ev;
-        struct record_header h;
+        struct ueb_record_header h;
         struct timespec ts;
         const uint8_t *payload;
         size_t payload_len;
@@ -358,7 +435,7 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        h = (struct record_header) {
+        h = (struct ueb_record_header) {
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec,
@@ -568,4 +645,5 @@ const struct provider_ops embedded_provider_ops = {
         .session_register = embedded_session_register,
         .session_unregister = embedded_session_unregister,
         .record = embedded_record,
+        .record_matching = embedded_record_matching,
 };

@@ -148,11 +148,18 @@ struct provider_ops {
         int (*session_unregister)(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                   uint32_t write_index);
 
-        /* A stream of records of @events for a consumer (record-stream.h);
+        /* A stream of records of @events for a consumer (uebroker-record.h);
          * returns the consumer's descriptor (owned by the caller), or
          * -EOPNOTSUPP if this provider leaves recording to the kernel's
          * tools. */
         int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events);
+        /* Optional (NULL: RecordMatching is not supported): the same for
+         * the events given (which match @patterns; maybe none yet), and each
+         * event added later (event_add) whose name matches one of
+         * @patterns (event-pattern.h; at most EVENT_PATTERNS_MAX) joins the
+         * stream. */
+        int (*record_matching)(struct provider *p, struct provider_event *const *events, size_t n_events,
+                               const char *const *patterns, size_t n_patterns);
 };
 
 extern const struct provider_ops embedded_provider_ops;

@@ -35,9 +35,9 @@ static void record_sink_freep(struct record_sink **s) {
 }
 
 static int send_lost_notice(struct record_sink *s) {
-        struct record_header h = {
+        struct ueb_record_header h = {
                 .length = sizeof(h),
-                .flags = RECORD_FLAG_LOST,
+                .flags = UEB_RECORD_FLAG_LOST,
                 .lost_count = s->unreported,
         };
 
@@ -113,7 +113,7 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
         return 0;
 }
 
-bool record_sink_send(struct record_sink *s, struct record_header *h, const char *name, size_t name_len,
+bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len) {
         struct iovec iov[3] = {
                 { h, sizeof(*h) },

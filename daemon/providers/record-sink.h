@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * One consumer's end of a Record stream (record-stream.h), for every
+ * One consumer's end of a Record stream (uebroker-record.h), for every
  * provider: a non-blocking SOCK_SEQPACKET socket the broker writes and
  * never reads. A record that does not fit (consumer too slow) is counted
- * and reported to the consumer as a RECORD_FLAG_LOST message once it has
+ * and reported to the consumer as a UEB_RECORD_FLAG_LOST message once it has
  * room; the broker never waits for a consumer. When the consumer closes its
  * end, the owner is told (on_gone) and frees the sink.
  */
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "record-stream.h"
+#include "uebroker-record.h"
 
 /* A larger buffer absorbs bursts; the kernel caps it at wmem_max, which an
  * unprivileged socket cannot exceed. */
@@ -32,7 +32,7 @@ struct record_sink *record_sink_free(struct record_sink *s);
 
 /* Sends one record: @h (length and name_len are filled in here), the name,
  * the payload. Returns true if sent, false if counted as lost. */
-bool record_sink_send(struct record_sink *s, struct record_header *h, const char *name, size_t name_len,
+bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
 
 /* @n records were lost before reaching the sink (a kernel ring buffer

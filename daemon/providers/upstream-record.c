@@ -49,6 +49,8 @@ struct upstream_recorder {
         uint8_t *page;                  /* where our enablers point */
         struct recorded_event *events;  /* sorted by id once enabled */
         size_t n_events;
+        size_t n_allocated;
+        uint32_t next_slot;             /* for the next enabler on our page */
         struct recorder_cpu *cpus;
         size_t n_cpus;
         struct kbuffer *kbuf;
@@ -128,7 +130,7 @@ static const struct recorded_event *find_event(const struct upstream_recorder *r
 }
 
 /* The instance's clock is "mono": records carry the time of the write;
- * the stream's timestamps are CLOCK_REALTIME (record-stream.h). */
+ * the stream's timestamps are CLOCK_REALTIME (uebroker-record.h). */
 static int64_t realtime_minus_monotonic(void) {
         struct timespec rt, mono;
 
@@ -148,7 +150,7 @@ static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
         for (void *data = kbuffer_read_event(r->kbuf, &ts); data; data = kbuffer_next_event(r->kbuf, &ts)) {
                 int size = kbuffer_event_size(r->kbuf);
                 const struct recorded_event *ev;
-                struct record_header h;
+                struct ueb_record_header h;
                 uint16_t type;
                 int32_t pid;
 
@@ -159,10 +161,10 @@ static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
                 ev = find_event(r, type);
                 if (!ev)
                         continue;
-                h = (struct record_header) {
-                        .flags = RECORD_FLAG_KERNEL_TRACE,
+                h = (struct ueb_record_header) {
+                        .flags = UEB_RECORD_FLAG_KERNEL_TRACE,
                         .pid = (uint32_t) pid,
-                        .uid = RECORD_UID_UNKNOWN,
+                        .uid = UEB_RECORD_UID_UNKNOWN,
                         .timestamp_ns = (uint64_t) ((int64_t) ts + offset),
                 };
                 (void) record_sink_send(r->sink, &h, ev->name, ev->name_len, (uint8_t *) data + TRACE_ENTRY_SIZE,
@@ -193,25 +195,25 @@ static void sink_gone(void *userdata) {
         r->on_gone(r->userdata);
 }
 
-/* Registers every event on our own file so it exists in the kernel while
- * we record, as the broker's definition (EADDRINUSE: the name exists there
+/* Registers @ev on our own file so it exists in the kernel while we
+ * record, as the broker's definition (EADDRINUSE: the name exists there
  * with other fields). */
-static int register_events(struct upstream_recorder *r, const struct upstream_record_event *events) {
-        for (size_t i = 0; i < r->n_events; i++) {
-                struct upstream_user_reg reg = {
-                        .size = sizeof(reg),
-                        .enable_size = UPSTREAM_ENABLE_SIZE,
-                        .name_args = (uint64_t) (uintptr_t) events[i].reg_string,
-                };
-                uint64_t addr;
+static int event_register(struct upstream_recorder *r, struct recorded_event *ev, const char *reg_string) {
+        struct upstream_user_reg reg = {
+                .size = sizeof(reg),
+                .enable_size = UPSTREAM_ENABLE_SIZE,
+                .name_args = (uint64_t) (uintptr_t) reg_string,
+        };
+        uint64_t addr;
 
-                r->events[i].slot = (uint32_t) i + 1;
-                upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
-                reg.enable_addr = addr;
-                if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
-                        return log_debug_errno(errno, "Upstream recorder: cannot register %s: %m", events[i].name);
-                r->events[i].registered = true;
-        }
+        if (r->next_slot > STATUS_INDEX_MAX)
+                return -ENOSPC;
+        ev->slot = r->next_slot++;
+        upstream_enable_location(ev->slot, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
+        reg.enable_addr = addr;
+        if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
+                return log_debug_errno(errno, "Upstream recorder: cannot register %s: %m", ev->name);
+        ev->registered = true;
         return 0;
 }
 
@@ -222,7 +224,7 @@ static int instance_write(struct tracefs_instance *instance, const char *file, c
         return 0;
 }
 
-static int enable_events(struct upstream_recorder *r) {
+static int instance_setup(struct upstream_recorder *r) {
         char buffer_kb[16];
         int k;
 
@@ -233,20 +235,88 @@ static int enable_events(struct upstream_recorder *r) {
             (k = instance_write(r->instance, "buffer_percent", "0")) < 0 ||
             (k = instance_write(r->instance, "trace_clock", "mono")) < 0)
                 return k;
+        return 0;
+}
 
-        for (size_t i = 0; i < r->n_events; i++) {
-                _cleanup_free_ char *id = NULL;
-                int size = 0;
+/* Enables @ev in our instance and learns its id. */
+static int event_enable(struct upstream_recorder *r, struct recorded_event *ev) {
+        _cleanup_free_ char *id = NULL;
+        int size = 0;
 
-                if (tracefs_event_enable(r->instance, "user_events", r->events[i].name) < 0)
-                        return log_debug_errno(errno ? -errno : -ENOENT,
-                                               "Upstream recorder: cannot enable %s: %m", r->events[i].name);
-                id = tracefs_event_file_read(r->instance, "user_events", r->events[i].name, "id", &size);
-                if (!id || sscanf(id, "%d", &r->events[i].id) != 1)
-                        return log_debug_errno(-EIO, "Upstream recorder: cannot read the id of %s", r->events[i].name);
+        if (tracefs_event_enable(r->instance, "user_events", ev->name) < 0)
+                return log_debug_errno(errno ? -errno : -ENOENT, "Upstream recorder: cannot enable %s: %m", ev->name);
+        id = tracefs_event_file_read(r->instance, "user_events", ev->name, "id", &size);
+        if (!id || sscanf(id, "%d", &ev->id) != 1)
+                return log_debug_errno(-EIO, "Upstream recorder: cannot read the id of %s", ev->name);
+        return 0;
+}
+
+static int events_reserve(struct upstream_recorder *r, size_t n) {
+        struct recorded_event *grown;
+
+        if (n <= r->n_allocated)
+                return 0;
+        grown = reallocarray(r->events, n, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        r->events = grown;
+        r->n_allocated = n;
+        return 0;
+}
+
+/* Takes event @i out: disabled in the instance, our enabler removed. */
+static void event_stop(struct upstream_recorder *r, size_t i) {
+        struct recorded_event *ev = &r->events[i];
+
+        if (tracefs_event_disable(r->instance, "user_events", ev->name) < 0)
+                log_debug_errno(errno, "Upstream recorder: cannot disable %s: %m", ev->name);
+        if (ev->registered)
+                event_unregister(r, i);
+        if (ev->registered)
+                return;         /* its enabler stays: so must the entry */
+        free(ev->name);
+        memmove(ev, ev + 1, (r->n_events - i - 1) * sizeof(*ev));
+        r->n_events--;
+}
+
+/* Registers, enables and lists @event (the list sorted by id again). */
+static int event_start(struct upstream_recorder *r, const struct upstream_record_event *event) {
+        struct recorded_event *ev;
+        int k;
+
+        k = events_reserve(r, r->n_events + 1);
+        if (k < 0)
+                return k;
+        ev = &r->events[r->n_events];
+        *ev = (struct recorded_event) { .name = strdup(event->name) };
+        if (!ev->name)
+                return -ENOMEM;
+        ev->name_len = (uint16_t) strlen(ev->name);
+        r->n_events++;  /* listed now, so that event_stop() undoes what follows */
+        k = event_register(r, ev, event->reg_string);
+        if (k >= 0)
+                k = event_enable(r, ev);
+        if (k < 0) {
+                event_stop(r, r->n_events - 1);
+                return k;
         }
         qsort(r->events, r->n_events, sizeof(*r->events), compare_by_id);
         return 0;
+}
+
+int upstream_recorder_add_event(struct upstream_recorder *r, const struct upstream_record_event *event) {
+        for (size_t i = 0; i < r->n_events; i++)
+                if (strcmp(r->events[i].name, event->name) == 0)
+                        return 0;
+        return event_start(r, event);
+}
+
+void upstream_recorder_remove_event(struct upstream_recorder *r, const char *name) {
+        for (size_t i = 0; i < r->n_events; i++)
+                if (strcmp(r->events[i].name, name) == 0) {
+                        event_stop(r, i);
+                        return;
+                }
 }
 
 static int open_cpus(struct upstream_recorder *r, sd_event *event, int64_t priority) {
@@ -293,25 +363,16 @@ int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_pa
         void *page;
         int k;
 
-        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+        if (n_events > STATUS_INDEX_MAX)
                 return -EINVAL;
 
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
         r->data_fd = -EBADF;
+        r->next_slot = 1;
         r->on_gone = on_gone;
         r->userdata = userdata;
-        r->events = calloc(n_events, sizeof(*r->events));
-        if (!r->events)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_events; i++) {
-                r->events[i].name = strdup(events[i].name);
-                if (!r->events[i].name)
-                        return -ENOMEM;
-                r->events[i].name_len = (uint16_t) strlen(events[i].name);
-                r->n_events++;
-        }
 
         r->subbuf_size = getpagesize();
         r->subbuf = malloc((size_t) r->subbuf_size);
@@ -326,18 +387,23 @@ int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_pa
         if (page == MAP_FAILED)
                 return -errno;
         r->page = page;
-        k = register_events(r, events);
-        if (k < 0)
-                return k;
 
         snprintf(name, sizeof(name), UPSTREAM_RECORDER_INSTANCE_PREFIX "%d-%u", (int) getpid(), recorder_counter++);
         r->instance = tracefs_instance_create(name);
         if (!r->instance)
                 return log_debug_errno(errno ? -errno : -EIO, "Upstream recorder: cannot create tracefs instance %s: %m",
                                        name);
-        k = enable_events(r);
+        k = instance_setup(r);
         if (k < 0)
                 return k;
+        k = events_reserve(r, n_events);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < n_events; i++) {
+                k = upstream_recorder_add_event(r, &events[i]);
+                if (k < 0)
+                        return k;
+        }
         k = open_cpus(r, event, priority);
         if (k < 0)
                 return k;

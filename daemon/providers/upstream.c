@@ -41,6 +41,7 @@
 #include "log.h"
 #include "provider.h"
 #include "status-text.h"
+#include "event-pattern.h"
 #include "upstream-record.h"
 #include "upstream-util.h"
 
@@ -87,6 +88,8 @@ struct provider_session {
 struct recorder {
         struct provider *provider;
         struct upstream_recorder *kernel;
+        char **patterns;        /* RecordMatching: events added later join */
+        size_t n_patterns;
         struct recorder *next, *prev;
 };
 
@@ -173,6 +176,7 @@ static void recorder_free(struct recorder *r) {
                 r->next->prev = r->prev;
         p->n_recorders--;
         upstream_recorder_free(r->kernel);
+        event_patterns_free(r->patterns, r->n_patterns);
         free(r);
 }
 
@@ -236,6 +240,23 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
 
 /* Events */
 
+/* A new event joins the recordings whose patterns match its name: it is
+ * registered on their file, so it exists in the kernel from now on. */
+static void recorders_follow(struct provider *p, struct provider_event *ev) {
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                struct upstream_record_event wanted = { .name = ev->def->name, .reg_string = ev->reg_string };
+                int k;
+
+                if (r->n_patterns == 0 ||
+                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
+                        continue;
+                k = upstream_recorder_add_event(r->kernel, &wanted);
+                if (k < 0)
+                        log_warning_errno(k, "Upstream: new event %s is not recorded by a recording matching it: %m",
+                                          ev->def->name);
+        }
+}
+
 static int upstream_event_add(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
                               struct provider_event **ret) {
         _cleanup_free_ struct provider_event *ev = NULL;
@@ -255,6 +276,7 @@ static int upstream_event_add(struct provider *p, const struct event_def *def, u
                 free(ev->reg_string);
                 return -ENOMEM;
         }
+        recorders_follow(p, ev);
         *ret = ev;
         ev = NULL;
         return 0;
@@ -263,6 +285,11 @@ static int upstream_event_add(struct provider *p, const struct event_def *def, u
 static void upstream_event_remove(struct provider *p, struct provider_event *ev) {
         if (!ev)
                 return;
+
+        /* Only an undone event_add that a recording's pattern matched is
+         * removed while recorded (the broker removes unused events). */
+        for (struct recorder *r = p->recorders; r; r = r->next)
+                upstream_recorder_remove_event(r->kernel, ev->def->name);
 
         /* No session of ours binds it (provider.h), so our files hold no
          * reference. A non-PERSIST event goes with its last reference by
@@ -583,35 +610,42 @@ static void recorder_gone(void *userdata) {
         recorder_free(userdata);
 }
 
-static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+static void recorder_freep(struct recorder **r) {
+        if (*r) {
+                upstream_recorder_free((*r)->kernel);
+                event_patterns_free((*r)->patterns, (*r)->n_patterns);
+                free(*r);
+        }
+}
+
+static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
+                         const char *const *patterns, size_t n_patterns) {
         _cleanup_free_ struct upstream_record_event *wanted = NULL;
-        _cleanup_free_ struct recorder *r = NULL;
-        size_t n_wanted = 0;
+        _cleanup_(recorder_freep) struct recorder *r = NULL;
         int fd, k;
 
-        if (n_events == 0 || n_events > STATUS_INDEX_MAX)
+        if (n_events > STATUS_INDEX_MAX || n_patterns > EVENT_PATTERNS_MAX || (n_events == 0 && n_patterns == 0))
                 return -EINVAL;
         if (p->n_recorders >= UPSTREAM_RECORDERS_MAX)
                 return -EUSERS;
 
-        wanted = calloc(n_events, sizeof(*wanted));
         r = calloc(1, sizeof(*r));
+        wanted = calloc(n_events ?: 1, sizeof(*wanted));
         if (!wanted || !r)
                 return -ENOMEM;
-        for (size_t i = 0; i < n_events; i++) {
-                bool duplicate = false;
-
-                for (size_t j = 0; j < n_wanted && !duplicate; j++)
-                        duplicate = wanted[j].name == events[i]->def->name;
-                if (!duplicate)
-                        wanted[n_wanted++] = (struct upstream_record_event) {
-                                .name = events[i]->def->name,
-                                .reg_string = events[i]->reg_string,
-                        };
-        }
-
         r->provider = p;
-        k = upstream_recorder_new(p->event, UPSTREAM_RECORD_PRIORITY, p->data_path, wanted, n_wanted, recorder_gone, r,
+        if (n_patterns > 0) {
+                r->patterns = event_patterns_copy(patterns, n_patterns);
+                if (!r->patterns)
+                        return -ENOMEM;
+                r->n_patterns = n_patterns;
+        }
+        for (size_t i = 0; i < n_events; i++)
+                wanted[i] = (struct upstream_record_event) {
+                        .name = events[i]->def->name,
+                        .reg_string = events[i]->reg_string,
+                };
+        k = upstream_recorder_new(p->event, UPSTREAM_RECORD_PRIORITY, p->data_path, wanted, n_events, recorder_gone, r,
                                   &r->kernel, &fd);
         if (k < 0)
                 return k;
@@ -622,6 +656,17 @@ static int upstream_record(struct provider *p, struct provider_event *const *eve
         p->n_recorders++;
         r = NULL;
         return fd;
+}
+
+static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+        return recorder_open(p, events, n_events, NULL, 0);
+}
+
+static int upstream_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                    const char *const *patterns, size_t n_patterns) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, patterns, n_patterns);
 }
 
 const struct provider_ops upstream_provider_ops = {
@@ -640,4 +685,5 @@ const struct provider_ops upstream_provider_ops = {
         .session_register = upstream_session_register,
         .session_unregister = upstream_session_unregister,
         .record = upstream_record,
+        .record_matching = upstream_record_matching,
 };

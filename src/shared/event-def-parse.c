@@ -208,6 +208,7 @@ static int parse_type(struct parser *p, unsigned field_no, const char *t, size_t
                                           "field %u (column %zu): unknown type '%s' (a dynamic field takes a basic type, e.g. '__data_loc char[]')",
                                           field_no, column(p, t), quote(q, t, n));
                 f->is_char = strstr(st->name, "char") != NULL;
+                f->element_size = st->size;
                 return 0;
         }
 

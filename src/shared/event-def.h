@@ -45,6 +45,7 @@ struct event_field {
         char *type;             /* as tracefs shows it: "u32", "char[20]", "__data_loc char[]", "struct foo" */
         char *name;
         uint32_t size;          /* bytes in the payload; 4 for dynamic fields */
+        uint32_t element_size;  /* dynamic fields: bytes per element (1 for char[]) */
         uint32_t offset;        /* from the start of the record, common header included */
         enum event_field_kind kind;
         bool is_signed;         /* type does not start with 'u' (kernel quirk, kept) */

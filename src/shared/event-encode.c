@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Payloads from "field=value" text (see event-encode.h). */
+/* Payloads from typed values and from "field=value" text (see event-encode.h). */
 #include "event-encode.h"
 
 #include <errno.h>
@@ -14,17 +14,58 @@
 /* The dynamic-location offset and size are 16-bit each. */
 #define DYNAMIC_MAX 0xffffu
 
+static int encode_failv(struct event_error *error, int code, const char *prefix, const char *format, va_list ap)
+        __attribute__((format(printf, 4, 0)));
+static int encode_failv(struct event_error *error, int code, const char *prefix, const char *format, va_list ap) {
+        if (error) {
+                size_t n = (size_t) snprintf(error->message, sizeof(error->message), "%s", prefix);
+
+                error->code = code;
+                if (n < sizeof(error->message))
+                        vsnprintf(error->message + n, sizeof(error->message) - n, format, ap);
+        }
+        return code;
+}
+
 static int encode_fail(struct event_error *error, const char *format, ...) __attribute__((format(printf, 2, 3)));
 static int encode_fail(struct event_error *error, const char *format, ...) {
         va_list ap;
 
-        if (error) {
-                error->code = -EINVAL;
-                va_start(ap, format);
-                vsnprintf(error->message, sizeof(error->message), format, ap);
-                va_end(ap);
-        }
+        va_start(ap, format);
+        encode_failv(error, -EINVAL, "", format, ap);
+        va_end(ap);
         return -EINVAL;
+}
+
+/* How a refused value is named: typed values come in field order ("field 2
+ * (msg): ..."), text assignments by name ("msg: ...", as the caller wrote). */
+enum value_naming {
+        NAMED_BY_POSITION,
+        NAMED_BY_NAME,
+};
+
+struct encode_error {
+        struct event_error *error;
+        enum value_naming naming;
+};
+
+static int field_fail(const struct encode_error *e, int code, const struct event_def *ev,
+                      const struct event_field *f, const char *format, ...) __attribute__((format(printf, 5, 6)));
+static int field_fail(const struct encode_error *e, int code, const struct event_def *ev,
+                      const struct event_field *f, const char *format, ...) {
+        char prefix[EVENT_FIELD_NAME_MAX + 32];
+        va_list ap;
+
+        if (!e->error)
+                return code;
+        if (e->naming == NAMED_BY_POSITION)
+                snprintf(prefix, sizeof(prefix), "field %zu (%s): ", (size_t) (f - ev->fields) + 1, f->name);
+        else
+                snprintf(prefix, sizeof(prefix), "%s: ", f->name);
+        va_start(ap, format);
+        encode_failv(e->error, code, prefix, format, ap);
+        va_end(ap);
+        return code;
 }
 
 static int parse_integer(const struct event_field *f, const char *value, uint64_t *ret, struct event_error *error) {
@@ -117,14 +158,223 @@ static int parse_hex(const struct event_field *f, const char *value, uint8_t *ou
         return 0;
 }
 
-int event_encode_payload(const struct event_def *ev, char *const *assignments, size_t n, void **ret,
-                         size_t *ret_len, struct event_error *error) {
-        _cleanup_free_ const char **values = NULL;
-        _cleanup_free_ uint8_t *payload = NULL;
-        size_t len, dynamic_room = 0;
 
+static bool value_is_integer(uint32_t type) {
+        return type >= UEB_TYPE_U8 && type <= UEB_TYPE_S64;
+}
+
+static bool value_is_pointer(uint32_t type) {
+        return type == UEB_TYPE_STRING || type == UEB_TYPE_BYTES;
+}
+
+/* UEB_TYPE_U8..U64 then S8..S64: the size doubles within each group. */
+static uint32_t integer_size(uint32_t type) {
+        return 1u << ((type - UEB_TYPE_U8) % 4);
+}
+
+static bool integer_is_signed(uint32_t type) {
+        return type >= UEB_TYPE_S8;
+}
+
+static uint32_t integer_type(uint32_t size, bool is_signed) {
+        uint32_t log2 = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+
+        return (is_signed ? UEB_TYPE_S8 : UEB_TYPE_U8) + log2;
+}
+
+static const char *value_type_name(uint32_t type) {
+        static const char *const names[] = {
+                [UEB_TYPE_U8] = "u8",   [UEB_TYPE_U16] = "u16", [UEB_TYPE_U32] = "u32",
+                [UEB_TYPE_U64] = "u64", [UEB_TYPE_S8] = "s8",   [UEB_TYPE_S16] = "s16",
+                [UEB_TYPE_S32] = "s32", [UEB_TYPE_S64] = "s64", [UEB_TYPE_STRING] = "a string",
+                [UEB_TYPE_BYTES] = "bytes",
+        };
+
+        return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "an unknown type";
+}
+
+/* Whether the value fits the type it claims (a hand-built value may not). */
+static bool integer_in_range(const struct ueb_value *v) {
+        uint32_t bits = integer_size(v->type) * 8;
+
+        if (bits == 64)
+                return true;
+        if (integer_is_signed(v->type))
+                return v->s >= -(INT64_C(1) << (bits - 1)) && v->s < (INT64_C(1) << (bits - 1));
+        return v->u >> bits == 0;
+}
+
+static int encode_values(const struct event_def *ev, const struct ueb_value *values, size_t n, uint8_t *fixed,
+                         struct event_encode_span *spans, size_t *ret_n_spans, size_t *ret_len,
+                         const struct encode_error *error) {
+        size_t len = ev->min_size, n_spans = 0;
+
+        if (n > 0 && !values)
+                return encode_fail(error->error, "%zu value%s at NULL", n, n == 1 ? "" : "s");
+        if (n != ev->n_fields)
+                return encode_fail(error->error, "event %s has %zu field%s, %zu value%s given", ev->name, ev->n_fields,
+                                   ev->n_fields == 1 ? "" : "s", n, n == 1 ? "" : "s");
+
+        for (size_t i = 0; i < n; i++) {
+                const struct event_field *f = &ev->fields[i];
+                const struct ueb_value *v = &values[i];
+                size_t at = f->offset - EVENT_COMMON_HEADER_SIZE, dyn_len;
+                uint32_t loc, offset;
+
+                if (value_is_pointer(v->type) && !v->p && v->len > 0)
+                        return field_fail(error, -EINVAL, ev, f, "%u bytes at NULL", v->len);
+
+                switch (f->kind) {
+                case EVENT_FIELD_SCALAR:
+                        if (!value_is_integer(v->type) || integer_size(v->type) != f->size ||
+                            integer_is_signed(v->type) != f->is_signed)
+                                return field_fail(error, -EINVAL, ev, f, "%s takes %s, not %s", f->type,
+                                                  value_type_name(integer_type(f->size, f->is_signed)),
+                                                  value_type_name(v->type));
+                        if (!integer_in_range(v))
+                                return field_fail(error, -EINVAL, ev, f, "the value is outside %s",
+                                                  value_type_name(v->type));
+                        store_integer(fixed + at, f->size, v->u);
+                        break;
+                case EVENT_FIELD_ARRAY:
+                        if (!value_is_pointer(v->type))
+                                return field_fail(error, -EINVAL, ev, f, "%s takes a string or bytes, not %s",
+                                                  f->type, value_type_name(v->type));
+                        if (v->len > f->size)
+                                return field_fail(error, -EMSGSIZE, ev, f, "%u bytes do not fit in %s", v->len,
+                                                  f->type);
+                        if (v->len > 0)
+                                memcpy(fixed + at, v->p, v->len);
+                        memset(fixed + at + v->len, 0, f->size - v->len);
+                        break;
+                case EVENT_FIELD_STRUCT:
+                        if (v->type != UEB_TYPE_BYTES)
+                                return field_fail(error, -EINVAL, ev, f, "%s takes bytes, not %s", f->type,
+                                                  value_type_name(v->type));
+                        if (v->len != f->size)
+                                return field_fail(error, -EINVAL, ev, f, "%s is %u bytes, not %u", f->type,
+                                                  f->size, v->len);
+                        memcpy(fixed + at, v->p, v->len);
+                        break;
+                case EVENT_FIELD_DATA_LOC:
+                case EVENT_FIELD_REL_LOC:
+                        if (f->is_char) {
+                                if (v->type != UEB_TYPE_STRING)
+                                        return field_fail(error, -EINVAL, ev, f, "%s takes a string, not %s",
+                                                          f->type, value_type_name(v->type));
+                                dyn_len = (size_t) v->len + 1;
+                        } else {
+                                if (v->type != UEB_TYPE_BYTES)
+                                        return field_fail(error, -EINVAL, ev, f, "%s takes bytes, not %s",
+                                                          f->type, value_type_name(v->type));
+                                if (f->element_size > 1 && v->len % f->element_size != 0)
+                                        return field_fail(error, -EINVAL, ev, f,
+                                                          "%u bytes are not a whole number of %u-byte elements",
+                                                          v->len, f->element_size);
+                                dyn_len = v->len;
+                        }
+                        if (dyn_len > DYNAMIC_MAX || len + dyn_len + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
+                                return field_fail(error, -EMSGSIZE, ev, f,
+                                                  "%zu bytes make the payload longer than %u bytes", dyn_len,
+                                                  DYNAMIC_MAX - EVENT_COMMON_HEADER_SIZE);
+                        if (n_spans == EVENT_DYNAMIC_FIELDS_MAX)
+                                return field_fail(error, -EMSGSIZE, ev, f, "more than %d dynamic fields",
+                                                  EVENT_DYNAMIC_FIELDS_MAX);
+                        /* __data_loc counts from the record start (header
+                         * included), __rel_loc from the end of the field. */
+                        offset = f->kind == EVENT_FIELD_DATA_LOC ? (uint32_t) (len + EVENT_COMMON_HEADER_SIZE) :
+                                                                   (uint32_t) (len - at - sizeof(uint32_t));
+                        loc = (uint32_t) dyn_len << 16 | offset;
+                        memcpy(fixed + at, &loc, sizeof(loc));
+                        spans[n_spans++] = (struct event_encode_span) { v->p, v->len, f->is_char };
+                        len += dyn_len;
+                        break;
+                }
+        }
+        if (len + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
+                return encode_fail(error->error, "the payload would be longer than %u bytes", DYNAMIC_MAX);
+
+        *ret_n_spans = n_spans;
+        *ret_len = len;
+        return 0;
+}
+
+int event_encode_values(const struct event_def *ev, const struct ueb_value *values, size_t n, uint8_t *fixed,
+                        struct event_encode_span *spans, size_t *ret_n_spans, size_t *ret_len,
+                        struct event_error *error) {
+        const struct encode_error e = { error, NAMED_BY_POSITION };
+
+        return encode_values(ev, values, n, fixed, spans, ret_n_spans, ret_len, &e);
+}
+
+static int encode_values_alloc(const struct event_def *ev, const struct ueb_value *values, size_t n, void **ret,
+                               size_t *ret_len, const struct encode_error *error) {
+        struct event_encode_span spans[EVENT_DYNAMIC_FIELDS_MAX];
+        _cleanup_free_ uint8_t *payload = NULL;
+        size_t n_spans, len, at;
+        uint8_t *grown;
+        int r;
+
+        payload = malloc(ev->min_size ?: 1);
+        if (!payload)
+                return -ENOMEM;
+        r = encode_values(ev, values, n, payload, spans, &n_spans, &len, error);
+        if (r < 0)
+                return r;
+        /* The spans point into @values, not into the payload. */
+        grown = realloc(payload, len ?: 1);
+        if (!grown)
+                return -ENOMEM;
+        payload = grown;
+        at = ev->min_size;
+        for (size_t i = 0; i < n_spans; i++) {
+                if (spans[i].len > 0)
+                        memcpy(payload + at, spans[i].data, spans[i].len);
+                at += spans[i].len;
+                if (spans[i].nul)
+                        payload[at++] = '\0';
+        }
+
+        *ret = payload;
+        payload = NULL;
+        *ret_len = len;
+        return 0;
+}
+
+int event_encode_values_alloc(const struct event_def *ev, const struct ueb_value *values, size_t n, void **ret,
+                              size_t *ret_len, struct event_error *error) {
+        const struct encode_error e = { error, NAMED_BY_POSITION };
+
+        return encode_values_alloc(ev, values, n, ret, ret_len, &e);
+}
+
+/* Room for the bytes of hex-valued fields: a struct's size whether assigned
+ * or not, a dynamic array's bytes. */
+static size_t hex_room(const struct event_field *f, const char *value) {
+        if (f->kind == EVENT_FIELD_STRUCT)
+                return f->size;
+        if (event_field_is_dynamic(f) && !f->is_char && value)
+                return strlen(value) / 2 + 1;
+        return 0;
+}
+
+void event_text_values_done(struct event_text_values *v) {
+        free(v->values);
+        free(v->bytes);
+        *v = (struct event_text_values) {};
+}
+
+int event_values_from_text(const struct event_def *ev, char *const *assignments, size_t n,
+                           struct event_text_values *ret, struct event_error *error) {
+        _cleanup_free_ const char **texts = NULL;
+        _cleanup_free_ struct ueb_value *values = NULL;
+        _cleanup_free_ uint8_t *hex = NULL;
+        size_t hex_size = 0, hex_used = 0;
+        int r;
+
+        texts = calloc(ev->n_fields ?: 1, sizeof(*texts));
         values = calloc(ev->n_fields ?: 1, sizeof(*values));
-        if (!values)
+        if (!texts || !values)
                 return -ENOMEM;
 
         /* Match assignments to fields. */
@@ -144,88 +394,74 @@ int event_encode_payload(const struct event_def *ev, char *const *assignments, s
                 f = event_def_find_field(ev, name);
                 if (!f)
                         return encode_fail(error, "event %s has no field '%s'", ev->name, name);
-                if (values[f - ev->fields])
+                if (texts[f - ev->fields])
                         return encode_fail(error, "%s is assigned twice", name);
-                values[f - ev->fields] = eq + 1;
-                if (event_field_is_dynamic(f)) {
-                        size_t vlen = strlen(eq + 1);
-
-                        /* Upper bound: a string and its NUL, or hex. */
-                        if (vlen + 1 > DYNAMIC_MAX)
-                                return encode_fail(error, "%s: %zu bytes are more than a dynamic field holds",
-                                                   name, vlen);
-                        dynamic_room += vlen + 1;
-                }
+                texts[f - ev->fields] = eq + 1;
         }
+
         for (size_t i = 0; i < ev->n_fields; i++)
-                if (event_field_is_dynamic(&ev->fields[i]) && !values[i])
-                        dynamic_room += 1;
-
-        if (ev->min_size + dynamic_room + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
-                return encode_fail(error, "the payload would be longer than %u bytes", DYNAMIC_MAX);
-        payload = calloc(1, ev->min_size + dynamic_room + 1);
-        if (!payload)
+                hex_size += hex_room(&ev->fields[i], texts[i]);
+        hex = calloc(hex_size ?: 1, 1);
+        if (!hex)
                 return -ENOMEM;
-        len = ev->min_size;
 
+        /* Each text becomes the typed value of its field. */
         for (size_t i = 0; i < ev->n_fields; i++) {
                 const struct event_field *f = &ev->fields[i];
-                const char *value = values[i];
-                size_t at = f->offset - EVENT_COMMON_HEADER_SIZE, vlen, dyn_len;
-                uint32_t loc, offset;
+                const char *text = texts[i];
                 uint64_t v = 0;
-                int r;
+                size_t got;
 
-                switch (f->kind) {
-                case EVENT_FIELD_SCALAR:
-                        if (!value)
-                                break;
-                        r = parse_integer(f, value, &v, error);
-                        if (r < 0)
-                                return r;
-                        store_integer(payload + at, f->size, v);
-                        break;
-                case EVENT_FIELD_ARRAY:
-                        if (!value)
-                                break;
-                        vlen = strlen(value);
-                        if (vlen > f->size)
-                                return encode_fail(error, "%s: %zu bytes do not fit in %s", f->name, vlen, f->type);
-                        memcpy(payload + at, value, vlen);
-                        break;
-                case EVENT_FIELD_STRUCT:
-                        if (!value)
-                                break;
-                        r = parse_hex(f, value, payload + at, f->size, &vlen, error);
-                        if (r < 0)
-                                return r;
-                        break;
-                case EVENT_FIELD_DATA_LOC:
-                case EVENT_FIELD_REL_LOC:
-                        if (f->is_char) {
-                                vlen = value ? strlen(value) : 0;
-                                memcpy(payload + len, value ?: "", vlen);
-                                payload[len + vlen] = '\0';
-                                dyn_len = vlen + 1;
-                        } else if (value) {
-                                r = parse_hex(f, value, payload + len, dynamic_room, &dyn_len, error);
+                if (f->kind == EVENT_FIELD_SCALAR) {
+                        if (text) {
+                                r = parse_integer(f, text, &v, error);
                                 if (r < 0)
                                         return r;
-                        } else
-                                dyn_len = 0;
-                        /* __data_loc counts from the record start (header
-                         * included), __rel_loc from the end of the field. */
-                        offset = f->kind == EVENT_FIELD_DATA_LOC ? (uint32_t) (len + EVENT_COMMON_HEADER_SIZE) :
-                                                                   (uint32_t) (len - at - sizeof(uint32_t));
-                        loc = (uint32_t) dyn_len << 16 | offset;
-                        memcpy(payload + at, &loc, sizeof(loc));
-                        len += dyn_len;
-                        break;
-                }
+                        }
+                        values[i] = (struct ueb_value) { .type = integer_type(f->size, f->is_signed), .u = v };
+                } else if (f->kind == EVENT_FIELD_STRUCT) {
+                        /* Zero padded to the struct's size. */
+                        if (text) {
+                                r = parse_hex(f, text, hex + hex_used, f->size, &got, error);
+                                if (r < 0)
+                                        return r;
+                        }
+                        values[i] = ueb_value_bytes(hex + hex_used, f->size);
+                        hex_used += f->size;
+                } else if (event_field_is_dynamic(f) && !f->is_char) {
+                        got = 0;
+                        if (text) {
+                                r = parse_hex(f, text, hex + hex_used, hex_size - hex_used, &got, error);
+                                if (r < 0)
+                                        return r;
+                        }
+                        values[i] = ueb_value_bytes(hex + hex_used, got);
+                        hex_used += got;
+                } else
+                        values[i] = ueb_value_string(text ?: "");
         }
 
-        *ret = payload;
-        payload = NULL;
-        *ret_len = len;
+        *ret = (struct event_text_values) { .values = values, .n_values = ev->n_fields, .bytes = hex };
+        values = NULL;
+        hex = NULL;
         return 0;
+}
+
+int event_encode_payload(const struct event_def *ev, char *const *assignments, size_t n, void **ret,
+                         size_t *ret_len, struct event_error *error) {
+        _cleanup_(event_text_values_done) struct event_text_values v = {};
+        int r;
+
+        r = event_values_from_text(ev, assignments, n, &v, error);
+        if (r < 0)
+                return r;
+        r = encode_values_alloc(ev, v.values, v.n_values, ret, ret_len,
+                                &(const struct encode_error) { error, NAMED_BY_NAME });
+        /* One code for any assignment refused, whatever the reason. */
+        if (r == -EMSGSIZE) {
+                if (error)
+                        error->code = -EINVAL;
+                r = -EINVAL;
+        }
+        return r;
 }

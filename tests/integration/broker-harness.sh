@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# broker-harness.sh [--config FILE] -- CMD ARGS...
+# broker-harness.sh [--config FILE] [--writable-config FILE] [--notify] [--polkit-mock] -- CMD ARGS...
 #
 # Runs CMD against a real uebrokerd on a private bus: starts a private
 # dbus-daemon, starts uebrokerd on it with the embedded provider, waits for
@@ -9,6 +9,16 @@
 #     UEBROKER_BUS_ADDRESS   the bus address (the contract clients use)
 #     UEBROKERD_PID          the broker's pid
 #     UEBROKER_HARNESS_DIR   a scratch directory removed afterwards
+#     UEBROKERD_LOG          what the broker writes to stderr (also copied
+#                            to the harness's stderr)
+# --writable-config FILE copies FILE into the scratch directory and runs the
+# broker with that copy, exported as UEBROKER_CONFIG, for tests that change
+# it and reload. --notify gives the broker a NOTIFY_SOCKET and appends each
+# sd_notify() message it sends to UEBROKER_NOTIFY_LOG, one per line with
+# newlines as '|'. --polkit-mock runs python3-dbusmock's polkitd template
+# on the private bus and gives the broker that bus as its system bus, for
+# polkit only (the test allows actions with the mock's SetAllowed); it
+# needs python3-dbusmock in /usr/bin/python3 (exit 77 without).
 # runs CMD, stops broker and bus, and exits with CMD's status.
 #
 # Environment:
@@ -23,10 +33,16 @@
 set -u
 
 config=""
+writable_config=""
+notify=""
+polkit_mock=""
 while [ $# -gt 0 ]; do
         case "$1" in
         --config) config="$2"; shift 2 ;;
         --config=*) config="${1#--config=}"; shift ;;
+        --writable-config) writable_config="$2"; shift 2 ;;
+        --notify) notify=1; shift ;;
+        --polkit-mock) polkit_mock=1; shift ;;
         --) shift; break ;;
         *) echo "broker-harness: unknown option $1" >&2; exit 2 ;;
         esac
@@ -70,6 +86,8 @@ stop() {
 
 cleanup() {
         [ -n "$broker_pid" ] && stop "$broker_pid"
+        [ -n "${notify_pid:-}" ] && stop "$notify_pid"
+        [ -n "${polkit_pid:-}" ] && stop "$polkit_pid"
         [ -n "$bus_pid" ] && stop "$bus_pid"
         rm -rf "$dir"
 }
@@ -110,9 +128,61 @@ if [ -z "$address" ]; then
 fi
 
 broker_args=(--bus-address="$address" --provider=embedded)
+if [ -n "$writable_config" ]; then
+        cp "$writable_config" "$dir/uebrokerd.conf" || exit 2
+        config="$dir/uebrokerd.conf"
+        export UEBROKER_CONFIG="$config"
+fi
 [ -n "$config" ] && broker_args+=(--config="$config")
+
+# The sd_notify() reader: a datagram socket, each message a line.
+notify_pid=""
+if [ -n "$notify" ]; then
+        export UEBROKER_NOTIFY_LOG="$dir/notify.log"
+        : >"$UEBROKER_NOTIFY_LOG"
+        python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+print("ready", flush=True)
+with open(sys.argv[2], "a") as log:
+    while True:
+        log.write(s.recv(4096).decode(errors="replace").strip("\n").replace("\n", "|") + "\n")
+        log.flush()
+' "$dir/notify" "$UEBROKER_NOTIFY_LOG" >"$dir/notify.ready" &
+        notify_pid=$!
+        for _ in $(seq 1 100); do
+                [ -s "$dir/notify.ready" ] && break
+                sleep 0.05
+        done
+        [ -S "$dir/notify" ] || { echo "broker-harness: the notify socket did not appear" >&2; exit 2; }
+fi
+
+polkit_pid=""
+if [ -n "$polkit_mock" ]; then
+        if ! /usr/bin/python3 -c 'import dbusmock.templates.polkitd' 2>/dev/null; then
+                echo "broker-harness: python3-dbusmock is not installed, skipping" >&2
+                exit 77
+        fi
+        DBUS_SYSTEM_BUS_ADDRESS="$address" /usr/bin/python3 -m dbusmock --system --template polkitd \
+                </dev/null >"$dir/polkit.log" 2>&1 &
+        polkit_pid=$!
+        for _ in $(seq 1 200); do
+                busctl --address="$address" status org.freedesktop.PolicyKit1 >/dev/null 2>&1 && break
+                kill -0 "$polkit_pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        if ! busctl --address="$address" status org.freedesktop.PolicyKit1 >/dev/null 2>&1; then
+                echo "broker-harness: the polkit mock did not start:" >&2
+                cat "$dir/polkit.log" >&2
+                exit 2
+        fi
+fi
+
+export UEBROKERD_LOG="$dir/broker.log"
 # shellcheck disable=SC2086
-${UEBROKERD_WRAPPER:-} "$UEBROKERD" "${broker_args[@]}" ${UEBROKERD_ARGS:-} </dev/null &
+${notify:+env NOTIFY_SOCKET="$dir/notify"} ${polkit_mock:+env DBUS_SYSTEM_BUS_ADDRESS="$address"} ${UEBROKERD_WRAPPER:-} "$UEBROKERD" "${broker_args[@]}" ${UEBROKERD_ARGS:-} \
+        </dev/null 2> >(tee "$UEBROKERD_LOG" >&2) &
 broker_pid=$!
 
 # Wait (bounded: 30 s, valgrind starts slowly) for the name to appear.

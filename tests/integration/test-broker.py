@@ -39,6 +39,17 @@ RECORD_FLAG_LOST = 1
 EVENT_STATUS_OTHER = 0x80
 
 
+DOCSTRING = 'org.freedesktop.DBus.DocString'
+
+
+def canonical(element, strip_docs=False):
+    """An introspection element as nested tuples, whitespace and (with
+    strip_docs) DocString annotations left out."""
+    children = [canonical(c, strip_docs) for c in element
+                if not (strip_docs and c.tag == 'annotation' and c.get('name') == DOCSTRING)]
+    return (element.tag, tuple(sorted(element.attrib.items())), tuple(children))
+
+
 def connect():
     """A new private connection: a new broker session."""
     conn = dbus.bus.BusConnection(ADDRESS)
@@ -129,6 +140,11 @@ class Contract(unittest.TestCase):
         self.assertEqual(methods['ListEvents'], [('events', 'a(ssuub)', 'out')])
         self.assertEqual(methods['GetStatus'], [('status', 's', 'out')])
         self.assertEqual(methods['Record'], [('names', 'as', 'in'), ('record_fd', 'h', 'out')])
+        self.assertEqual(methods['RecordMatching'], [('patterns', 'as', 'in'), ('record_fd', 'h', 'out')])
+        signals = {m.get('name'): [(a.get('name'), a.get('type')) for a in m.findall('arg')]
+                   for m in iface[0].findall('signal')}
+        self.assertEqual(signals, {'EventAdded': [('name', 's'), ('fields', 's'), ('owner_uid', 'u')],
+                                   'EventRemoved': [('name', 's')]})
         props = {p.get('name'): p.get('type') for p in iface[0].findall('property')}
         self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u'})
 
@@ -138,8 +154,19 @@ class Contract(unittest.TestCase):
                                  text=True, timeout=30, check=True).stdout
         self.assertEqual(offline, str(xml))
         if os.environ.get('UEBROKER_XML'):
-            with open(os.environ['UEBROKER_XML']) as f:
-                self.assertEqual(f.read(), offline, 'dbus/org.uebroker1.Broker.xml is stale: regenerate it')
+            # The committed and installed file is that output plus a
+            # DocString annotation on the interface and on each of its
+            # methods, arguments and properties.
+            documented = ET.parse(os.environ['UEBROKER_XML']).getroot()
+            self.assertEqual(canonical(documented, strip_docs=True), canonical(ET.fromstring(offline)),
+                             'dbus/org.uebroker1.Broker.xml is stale: update it from --bus-introspect=- '
+                             'and keep its DocString annotations')
+            iface = [i for i in documented.findall('interface') if i.get('name') == IFACE][0]
+            for element in ([iface] + iface.findall('method') + iface.findall('method/arg') + iface.findall('property')
+                            + iface.findall('signal') + iface.findall('signal/arg')):
+                docs = [a.get('value') for a in element.findall('annotation') if a.get('name') == DOCSTRING]
+                self.assertEqual(len(docs), 1, 'no DocString on %s %s' % (element.tag, element.get('name')))
+                self.assertGreater(len(docs[0]), 10)
 
     def test_properties(self):
         props = dbus.Interface(self.conn.get_object(NAME, PATH), 'org.freedesktop.DBus.Properties')
@@ -539,6 +566,52 @@ class Contract(unittest.TestCase):
         with self.assertRaises(dbus.DBusException) as cm:
             self.broker.Record(['x' * 300])
         self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+
+    def test_record_matching(self):
+        # One event exists and matches, one does not; a recording armed
+        # with patterns takes the matching one and those registered later.
+        data_early, status_fd, si_early, wi_early = self.register('rm_early u32 a')
+        _, _, si_other, wi_other = self.register('rmx_other u32 a')
+        sock = socket.socket(fileno=take(self.broker.RecordMatching(['rm_*', 'late[0-9]'])))
+        try:
+            self.assertEqual(self.status_byte(status_fd, si_early), EVENT_STATUS_OTHER)
+            self.assertEqual(self.status_byte(status_fd, si_other), 0)
+            # Registered after the recording started: enabled at once.
+            data_late, _, si_late, wi_late = self.register('rm_late u32 a')
+            _, _, si_late7, wi_late7 = self.register('late7 u32 a')
+            _, _, si_late_x, _ = self.register('latex u32 a')
+            self.assertEqual(self.status_byte(status_fd, si_late), EVENT_STATUS_OTHER)
+            self.assertEqual(self.status_byte(status_fd, si_late7), EVENT_STATUS_OTHER)
+            self.assertEqual(self.status_byte(status_fd, si_late_x), 0)
+            for wi, value in ((wi_early, 1), (wi_other, 2), (wi_late, 3), (wi_late7, 4)):
+                os.write(data_early, struct.pack('=II', wi, value))
+            records = self.read_records(sock, 3)
+            self.assertEqual([(r[0], r[6]) for r in records],
+                             [('rm_early', struct.pack('=I', 1)), ('rm_late', struct.pack('=I', 3)),
+                              ('late7', struct.pack('=I', 4))])
+            self.assertEqual(self.read_records(sock, 1, timeout=0.5), [])
+            # A recorded event cannot be deleted under the recording.
+            with self.assertRaises(dbus.DBusException) as cm:
+                self.broker.Delete('rm_late', False)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+        finally:
+            sock.close()
+        self.assertTrue(wait_for(lambda: self.status_byte(status_fd, si_late) == 0), 'status bit 7 did not clear')
+        self.assertEqual(self.status_byte(status_fd, si_early), 0)
+
+    def test_record_matching_errors(self):
+        for patterns, part in ((dbus.Array([], signature='s'), 'no patterns given'),
+                               (['ok_*', 'a b'], "pattern 2: pattern column 2: byte 0x20"),
+                               (['a[b'], "without its ']'"),
+                               (['x' * 300], 'longer than 255'),
+                               (['p%d' % i for i in range(65)], 'more than 64 patterns')):
+            with self.assertRaises(dbus.DBusException) as cm:
+                self.broker.RecordMatching(patterns)
+            self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.InvalidArgs')
+            self.assertIn(part, cm.exception.get_dbus_message())
+        # Matching nothing yet is not an error: the recording is armed.
+        sock = socket.socket(fileno=take(self.broker.RecordMatching(['nothing_matches_this_yet'])))
+        sock.close()
 
     def test_slow_consumer_loses_records_writer_never_blocks(self):
         data_fd, status_fd, si, wi = self.register('slow_ev u32 a; char[1000] pad')

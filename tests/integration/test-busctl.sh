@@ -46,9 +46,33 @@ expect_eq "Provider" 's "embedded"' \
 intro="$(busctl --address="$addr" introspect org.uebroker1 /org/uebroker1 org.uebroker1.Broker)" || fail "introspect"
 for line in '.Register +method +s +hhuu' '.Unregister +method +u +-' '.Delete +method +sb +-' \
             '.ListEvents +method +- +a\(ssuub\)' '.GetStatus +method +- +s' '.Record +method +as +h' \
-            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +const'; do
+            '.RecordMatching +method +as +h' '.EventAdded +signal +ssu +-' '.EventRemoved +signal +s +-' \
+            '.ActiveEvents +property +u +1 +emits-change' '.MaxEvents +property +u +4095 +emits-change'; do
         grep -Eq "^\\$line" <<<"$intro" && echo "ok: introspect $line" || fail "introspect lacks $line"
 done
+
+# busctl monitor follows the broker: EventAdded for a new event, with its
+# fields and owner. busctl tells nobody when it is monitoring: new events
+# until one shows (each Register of a new name sends one), then they go.
+mon="${UEBROKER_HARNESS_DIR}/monitor.json"
+busctl --address="$addr" monitor --json=short --match="type='signal',interface='org.uebroker1.Broker'" \
+        >"$mon" 2>/dev/null &
+monitor=$!
+n=0
+while [ "$n" -lt 50 ] && ! grep -q '"EventAdded"' "$mon"; do
+        n=$((n + 1))
+        call Register s "mon_ev$n u16 a" >/dev/null || fail "Register mon_ev$n"
+        sleep 0.1
+done
+kill "$monitor"; wait "$monitor" 2>/dev/null
+/usr/bin/python3 - "$mon" "$(id -u)" <<'PY' && echo "ok: busctl monitor shows EventAdded" || fail "busctl monitor: $(cat "$mon")"
+import json, sys
+added = [m["payload"]["data"] for m in map(json.loads, open(sys.argv[1])) if m.get("member") == "EventAdded"]
+assert added, "no EventAdded"
+for name, fields, uid in added:
+    assert name.startswith("mon_ev") and fields == "u16 a" and uid == int(sys.argv[2]), added
+PY
+for i in $(seq 1 "$n"); do call Delete sb "mon_ev$i" false >/dev/null || fail "Delete mon_ev$i"; done
 
 # Error names, through gdbus (busctl does not print them).
 if command -v gdbus >/dev/null; then

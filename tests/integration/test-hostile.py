@@ -357,6 +357,11 @@ class HostileTest(unittest.TestCase):
         monitor = None
         try:
             self.assertTrue(json.loads(client.stdout.readline())['ok'])
+            # That first Register created the event: its EventAdded and
+            # ActiveEvents change go out in the next batch of signals, at
+            # most one interval (200 ms, daemon/event-signals.h) later; let
+            # it pass before counting.
+            time.sleep(0.6)
             monitor = subprocess.Popen(['dbus-monitor', '--address', ARGS.address, '--profile'],
                                        stdout=subprocess.PIPE, text=True)
             # Monitoring once its own NameLost (BecomeMonitor's last act) shows.

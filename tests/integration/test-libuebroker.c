@@ -34,7 +34,7 @@
 #include "cleanup.h"
 #include "event-decode.h"
 #include "event-def.h"
-#include "record-stream.h"
+#include "uebroker-record.h"
 #include "uebroker.h"
 
 #define TICK "lt_tick u32 count; __data_loc char[] msg"
@@ -94,7 +94,7 @@ static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
 static char *record_read(int fd, struct event_def *def) {
         static uint8_t buf[70000];
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        struct record_header h;
+        struct ueb_record_header h;
         struct strbuf sb = STRBUF_INIT;
         ssize_t n;
 
@@ -105,7 +105,7 @@ static char *record_read(int fd, struct event_def *def) {
                 if (n < (ssize_t) sizeof(h))
                         return NULL;
                 memcpy(&h, buf, sizeof(h));
-                if (!(h.flags & RECORD_FLAG_LOST))
+                if (!(h.flags & UEB_RECORD_FLAG_LOST))
                         break;
         }
         if (h.length != (size_t) n || sizeof(h) + h.name_len > (size_t) n)

@@ -38,8 +38,9 @@ run_list() {
 
 EV='ctl_ev u32 a; char[8] b; __data_loc char[] s; s16 n'
 uid="$(id -u)"
-# Record lines name the writer's pid, which differs per emit: "pid P".
-mask_pid() { sed -E 's/^\[uid ([0-9]+) pid [0-9]+\]/[uid \1 pid P]/' "$@"; }
+# Record lines name the time the broker received the record and the
+# writer's pid, which differ per emit: "[uid U pid P]".
+mask_pid() { sed -E 's/^\[received [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z uid ([0-9]+) pid [0-9]+\]/[uid \1 pid P]/' "$@"; }
 # record_start FILE ARGS...: a recorder in the background, attached.
 record_start() {
         local out="$1"
@@ -60,6 +61,8 @@ record_end() {
 out="$("$UEBCTL" status)" || fail "status exits 0"
 check "status summary" "Active: 0" "$(echo "$out" | grep '^Active:')"
 echo "$out" | grep -q '^Max: 4096$' && ok "status max" || fail "status max: $out"
+"$UEBCTL" status --help | grep -q 'MaxEvents property (at most 4095' && ok "status --help explains Max: and MaxEvents" ||
+        fail "status --help lacks Max:/MaxEvents"
 run_list --json
 echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' && ok "empty list --json" || fail "empty list --json: $out"
 
@@ -80,6 +83,57 @@ PY
 run_list
 echo "$out" | grep -q '^ctl_ev .* no  u32 a; char\[8\] b' && ok "list table" || fail "list table: $out"
 
+
+# Like systemd's tools: options after the command, per-command --help,
+# --json=MODE, --no-legend, user names beside uids, the pager.
+user="$(id -un)"
+out="$("$UEBCTL" list --bus-address="$UEBROKER_BUS_ADDRESS")" && ok "option after the command" || fail "list --bus-address: $out"
+# The option carries the real address, the environment a dead one: on purpose.
+# shellcheck disable=SC2097,SC2098
+out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" list --no-legend --bus-address="$UEBROKER_BUS_ADDRESS")" &&
+        ok "--bus-address after the command wins over the environment" || fail "list --bus-address (env): $out"
+echo "$out" | grep -Eq "^ctl_ev +$uid +$user +0 +no  u32 a;" && ok "list shows uid and user name" || fail "OWNER column: $out"
+check "--no-legend: one line" 1 "$(echo "$out" | wc -l)"
+run_list
+check "legend: header" "NAME UID OWNER REGS ENABLED FIELDS" "$(echo "$out" | sed -n 1p | tr -s ' ')"
+check "legend: summary" "1 event." "$(echo "$out" | tail -n 1)"
+out="$("$UEBCTL" list --help)" || fail "list --help exits 0"
+echo "$out" | grep -q "^Usage: uebctl list" && ok "list --help" || fail "list --help: $out"
+out="$("$UEBCTL" --help record)" || fail "--help record exits 0"
+echo "$out" | grep -q "^Usage: uebctl record" && echo "$out" | grep -q "fnmatch" && ok "--help record" || fail "--help record: $out"
+run_list --json=short
+check "--json=short: one line" 1 "$(echo "$out" | wc -l)"
+echo "$out" | python3 -c 'import json,os,sys; e=json.load(sys.stdin)[0]; assert e["owner"] == sys.argv[1] and e["owner_uid"] == os.getuid(), e' "$user" &&
+        ok "--json=short owner" || fail "--json=short: $out"
+run_list --json=pretty
+[ "$(echo "$out" | wc -l)" -gt 5 ] && ok "--json=pretty: indented" || fail "--json=pretty: $out"
+echo "$out" | grep -q '^    "name": "ctl_ev",$' && ok "--json=pretty layout" || fail "--json=pretty layout: $out"
+echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin)[0]["name"] == "ctl_ev"' && ok "--json=pretty parses" || fail "--json=pretty parse: $out"
+run_list -j
+check "-j on a pipe is short" 1 "$(echo "$out" | wc -l)"
+run_list --json=off
+echo "$out" | grep -q '^NAME ' && ok "--json=off is the table" || fail "--json=off: $out"
+out="$("$UEBCTL" list --json=yaml 2>&1)"; rc=$?
+check "--json=yaml refused" 2 "$rc"
+out="$("$UEBCTL" list --count=3 2>&1)"; rc=$?
+check "an option the command ignores is refused" "2 error: --count does nothing for uebctl list (see uebctl list --help)" "$rc $out"
+out="$("$UEBCTL" status ctl_ev)" || fail "status NAME exits 0: $out"
+echo "$out" | grep -q "^        Owner: $user (uid $uid)$" && ok "status NAME shows the owner" || fail "status NAME: $out"
+out="$("$UEBCTL" status --json=short ctl_ev)" || fail "status --json NAME exits 0"
+echo "$out" | python3 -c 'import json,sys; e=json.load(sys.stdin); assert [x["name"] for x in e] == ["ctl_ev"], e' && ok "status --json NAME" || fail "status --json: $out"
+out="$("$UEBCTL" status ctl_ev nosuch 2>&1)"; rc=$?
+check "status of an unknown event fails" 1 "$rc"
+echo "$out" | grep -q "no event is called nosuch" && ok "status names the unknown event" || fail "status nosuch: $out"
+# The pager: never on a pipe; on a terminal (script(1) makes one) $UEBCTL_PAGER
+# gets the output, unless --no-pager.
+UEBCTL_PAGER="touch $dir/paged-pipe" "$UEBCTL" list >/dev/null
+[ -e "$dir/paged-pipe" ] && fail "pager started on a pipe" || ok "no pager on a pipe"
+UEBCTL_PAGER="cat >$dir/paged" script -qec "'$UEBCTL' list" /dev/null >/dev/null </dev/null
+grep -q '^ctl_ev ' "$dir/paged" 2>/dev/null && ok "pager on a terminal gets the list" || fail "pager: $(cat "$dir/paged" 2>&1)"
+UEBCTL_PAGER="cat >$dir/unpaged" script -qec "'$UEBCTL' list --no-pager" /dev/null >"$dir/tty-out" </dev/null
+[ -e "$dir/unpaged" ] && fail "--no-pager still paged" || ok "--no-pager"
+grep -q 'ctl_ev ' "$dir/tty-out" && ok "--no-pager prints to the terminal" || fail "--no-pager output: $(cat "$dir/tty-out")"
+
 # Record: text lines.
 "$UEBCTL" record --count=2 ctl_ev >"$dir/rec.txt" 2>"$dir/rec-text.err" &
 record_pid=$!
@@ -94,7 +148,15 @@ wait "$record_pid"; rc=$?; record_pid=""
 check "record --count=2 exits 0" 0 "$rc"
 check "first record decoded" "[uid $uid pid P] ctl_ev: a=1 b=hello s=with space n=-2" "$(mask_pid "$dir/rec.txt" | sed -n 1p)"
 check "second record decoded" "[uid $uid pid P] ctl_ev: a=4294967295 b=12345678 s= n=0" "$(mask_pid "$dir/rec.txt" | sed -n 2p)"
-grep -q "^\[uid $uid pid [1-9][0-9]*\] " "$dir/rec.txt" && ok "record names a real pid" || fail "pid: $(cat "$dir/rec.txt")"
+grep -q "^\[received [^ ]* uid $uid pid [1-9][0-9]*\] " "$dir/rec.txt" && ok "record names a real pid" || fail "pid: $(cat "$dir/rec.txt")"
+# The time is labelled as the broker's reception, and is now (UTC).
+python3 - "$dir/rec.txt" <<'PY' && ok "record time is the reception, now" || fail "record time: $(cat "$dir/rec.txt")"
+import datetime, sys
+line = open(sys.argv[1]).readline()
+assert line.startswith("[received "), line
+stamp = datetime.datetime.strptime(line.split()[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+assert abs((datetime.datetime.now(datetime.timezone.utc) - stamp).total_seconds()) < 60, stamp
+PY
 
 # Record: --json, one object per line; SIGTERM ends it cleanly.
 "$UEBCTL" record --json ctl_ev >"$dir/rec.json" 2>"$dir/rec-json.err" &
@@ -113,6 +175,7 @@ assert len(lines) == 1, lines
 r = json.loads(lines[0])
 assert r["name"] == "ctl_ev", r
 assert r["uid"] == os.getuid() and r["pid"] > 0 and r["timestamp_ns"] > 0, r
+assert r["time_source"] == "received", r
 assert r["timestamp"].endswith("Z"), r
 assert r["fields"] == {"a": 7, "b": 'q"\\', "s": "tab\there", "n": 0}, r["fields"]
 PY
@@ -165,10 +228,48 @@ out="$("$UEBCTL" emit 'ctl_ev u64 a' 2>&1)"; rc=$?
 check "other fields refused" "1" "$rc"
 echo "$out" | grep -q "NameInUse\|exists with other fields" && ok "NameInUse message" || fail "NameInUse message: $out"
 
-# record of an unknown event fails with a message.
-out="$("$UEBCTL" record nosuch 2>&1)"; rc=$?
-check "record of an unknown event" "1" "$rc"
-echo "$out" | grep -q "no event is called nosuch" && ok "record's message" || fail "record's message: $out"
+# Patterns, and events registered after the recorder started: armed
+# before the program registers its event (RecordMatching).
+record_start "$dir/late.txt" --count=2 'ctl_late*' ctl_named_later
+grep -q "note: no event is called ctl_named_later yet" "$dir/late.txt.err" && ok "record notes a name not registered yet" ||
+        fail "record's note: $(cat "$dir/late.txt.err")"
+out="$("$UEBCTL" emit 'ctl_late_a u32 x; __data_loc char[] s' x=5 s=late)"
+check "emit of an event registered after the recorder" "ctl_late_a: written (" "${out%%[0-9]*}"
+"$UEBCTL" emit 'ctl_other u32 x' x=6 >/dev/null
+out="$("$UEBCTL" emit 'ctl_named_later u16 y' y=7)"
+check "emit of a named event registered after the recorder" "ctl_named_later: written (" "${out%%[0-9]*}"
+record_end
+check "pattern recorder ends" 0 "$record_rc"
+check "pattern record decoded" "[uid $uid pid P] ctl_late_a: x=5 s=late" "$(mask_pid "$dir/late.txt" | sed -n 1p)"
+check "named-later record decoded" "[uid $uid pid P] ctl_named_later: y=7" "$(mask_pid "$dir/late.txt" | sed -n 2p)"
+check "non-matching event not recorded" 2 "$(wc -l <"$dir/late.txt")"
+out="$("$UEBCTL" record 'bad pattern' 2>&1)"; rc=$?
+check "invalid pattern refused" 2 "$rc"
+echo "$out" | grep -q "neither a name character" && ok "invalid pattern's message" || fail "invalid pattern: $out"
+record_start "$dir/pretty.json" --json=pretty --count=1 ctl_late_a
+"$UEBCTL" emit 'ctl_late_a u32 x; __data_loc char[] s' x=8 s=p >/dev/null
+record_end
+python3 - "$dir/pretty.json" <<'PY' && ok "record --json=pretty" || fail "record --json=pretty: $(cat "$dir/pretty.json")"
+import json, sys
+text = open(sys.argv[1]).read()
+assert text.count("\n") > 5, text
+r = json.loads(text)
+assert r["fields"] == {"x": 8, "s": "p"} and r["time_source"] == "received", r
+PY
+for ev in ctl_late_a ctl_other ctl_named_later; do "$UEBCTL" delete "$ev" || fail "delete $ev"; done
+
+# The bash completion (shell-completion/uebctl) completes event names the
+# broker knows, asking it on the bus given on the command line.
+completion="$(dirname "$0")/../../shell-completion/uebctl"
+if [ -f /usr/share/bash-completion/bash_completion ]; then
+        out="$(PATH="$(dirname "$UEBCTL"):$PATH" bash -c 'source /usr/share/bash-completion/bash_completion &&
+                source "$1" && compopt() { :; } && COMP_WORDS=(uebctl "--bus-address=$2" record ctl_e) &&
+                COMP_CWORD=3 && COMP_LINE="${COMP_WORDS[*]}" && COMP_POINT=${#COMP_LINE} &&
+                _uebctl uebctl ctl_e record; echo "${COMPREPLY[*]}"' _ "$completion" "$UEBROKER_BUS_ADDRESS" 2>&1)"
+        check "bash completion of event names" "ctl_ev" "$out"
+else
+        fail "bash-completion is not installed"
+fi
 
 # delete, then it is gone; deleting again fails with NoSuchEvent.
 "$UEBCTL" delete ctl_ev && ok "delete" || fail "delete"

@@ -82,7 +82,7 @@ static void assert_path_fails(const char *path, int error, const char *message) 
         struct broker_config c = sentinel();
         _cleanup_free_ char *got = NULL;
 
-        ck_assert_int_eq(broker_config_parse(path, &c, NULL, &got), error);
+        ck_assert_int_eq(broker_config_parse(path, NULL, &c, NULL, &got), error);
         if (message) {
                 ck_assert_ptr_nonnull(got);
                 ck_assert_str_eq(got, message);
@@ -106,7 +106,7 @@ static char **parse_path_ok(const char *path, struct broker_config *c) {
         char **warnings = (char **) 1;
         char *message = (char *) 1;
 
-        ck_assert_int_eq(broker_config_parse(path, c, &warnings, &message), 0);
+        ck_assert_int_eq(broker_config_parse(path, NULL, c, &warnings, &message), 0);
         ck_assert_ptr_null(message);
         return warnings;
 }
@@ -417,12 +417,12 @@ START_TEST(test_missing_file) {
         char *message = (char *) 1;
         char **warnings = (char **) 1;
 
-        ck_assert_int_eq(broker_config_parse("/nonexistent/uebrokerd.conf", &c, &warnings, &message), -ENOENT);
+        ck_assert_int_eq(broker_config_parse("/nonexistent/uebrokerd.conf", NULL, &c, &warnings, &message), -ENOENT);
         ck_assert_ptr_null(message);
         ck_assert_ptr_null(warnings);
         assert_untouched(&c);
         message = (char *) 1;
-        ck_assert_int_eq(broker_config_load("/nonexistent/uebrokerd.conf", &c, &message), -ENOENT);
+        ck_assert_int_eq(broker_config_load("/nonexistent/uebrokerd.conf", NULL, &c, &message), -ENOENT);
         ck_assert_ptr_null(message);
         assert_untouched(&c);
 }
@@ -434,7 +434,7 @@ START_TEST(test_not_a_regular_file) {
         struct broker_config c = sentinel();
 
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        ck_assert_int_eq(broker_config_load(dir, &c, &message), -EINVAL);
+        ck_assert_int_eq(broker_config_load(dir, NULL, &c, &message), -EINVAL);
         want = expected(dir, ": not a regular file");
         ck_assert_str_eq(message, want);
         free(message);
@@ -444,7 +444,7 @@ START_TEST(test_not_a_regular_file) {
         ck_assert_int_ge(asprintf(&fifo, "%s/fifo", dir), 0);
         ck_assert_int_eq(mkfifo(fifo, 0600), 0);
         message = NULL;
-        ck_assert_int_eq(broker_config_load(fifo, &c, &message), -EINVAL);
+        ck_assert_int_eq(broker_config_load(fifo, NULL, &c, &message), -EINVAL);
         want = expected(fifo, ": not a regular file");
         ck_assert_str_eq(message, want);
         assert_untouched(&c);
@@ -459,14 +459,14 @@ START_TEST(test_load_logs_and_succeeds) {
         struct broker_config c = sentinel();
         struct broker_limits want = defaults();
 
-        ck_assert_int_eq(broker_config_load(path, &c, &message), 0);
+        ck_assert_int_eq(broker_config_load(path, NULL, &c, &message), 0);
         ck_assert_ptr_null(message);
         want.events_per_client = 5;
         assert_limits(&c.limits, &want);
         ck_assert_uint_eq(c.reservations.n, 1);
 
         /* Loading again replaces (and frees) what @c held. */
-        ck_assert_int_eq(broker_config_load(path, &c, &message), 0);
+        ck_assert_int_eq(broker_config_load(path, NULL, &c, &message), 0);
         ck_assert_uint_eq(c.reservations.n, 1);
         broker_config_done(&c);
         unlink(path);
@@ -866,7 +866,7 @@ START_TEST(test_dropins_without_main_file) {
 
         /* An empty directory, or one without drop-ins: nothing exists. */
         free(write_in(d, "README", "garbage\n"));
-        ck_assert_int_eq(broker_config_parse(conf, &c, &warnings, &message), -ENOENT);
+        ck_assert_int_eq(broker_config_parse(conf, NULL, &c, &warnings, &message), -ENOENT);
         ck_assert_ptr_null(message);
         ck_assert_ptr_null(warnings);
         assert_untouched(&c);
@@ -877,13 +877,11 @@ START_TEST(test_dropins_without_main_file) {
         assert_limits(&c.limits, &want);
         broker_config_done(&c);
 
-        /* An empty drop-in exists too. */
+        /* An empty drop-in is a mask, as in systemd: nothing is read. */
         c = sentinel();
         free(write_in(d, "10-a.conf", ""));
-        ck_assert_ptr_null(parse_path_ok(conf, &c));
-        want = defaults();
-        assert_limits(&c.limits, &want);
-        broker_config_done(&c);
+        ck_assert_int_eq(broker_config_parse(conf, NULL, &c, &warnings, &message), -ENOENT);
+        assert_untouched(&c);
         rm_rf(dir);
 }
 END_TEST
@@ -926,6 +924,78 @@ START_TEST(test_dropins_bound) {
 }
 END_TEST
 
+/* systemd's search: /etc, /run, /usr/local/lib, /usr/lib stand-ins. The
+ * same name in an earlier directory hides later ones (also as a mask); the
+ * rest is read in name order across directories. */
+START_TEST(test_dropins_across_directories) {
+        _cleanup_free_ char *root = make_temp_dir(), *conf = NULL, *etc = NULL, *run = NULL, *local = NULL;
+        _cleanup_free_ char *usr = NULL, *masked = NULL, *want = NULL;
+        struct broker_config c = sentinel();
+        struct broker_limits limits = defaults();
+        char **w;
+
+        conf = write_in(root, "uebrokerd.conf", "[Limits]\nEvents=10\n");
+        etc = make_subdir(root, "etc.d");
+        run = make_subdir(root, "run.d");
+        local = make_subdir(root, "local.d");
+        usr = make_subdir(root, "usr.d");
+        const char *dirs[] = { etc, run, local, usr, NULL };
+
+        /* usr: the vendor's; 10 is overridden by etc's 10, 30 by run's 30;
+         * 40 is masked in local by a link to /dev/null; 50 is read. */
+        free(write_in(usr, "10-vendor.conf", "garbage, hidden by etc/10-vendor.conf\n"));
+        free(write_in(usr, "30-x.conf", "garbage, hidden by run/30-x.conf\n"));
+        free(write_in(usr, "40-masked.conf", "garbage, masked in local\n"));
+        free(write_in(usr, "50-vendor.conf", "[Limits]\nEvents=50\nClients=50\n"));
+        free(write_in(etc, "10-vendor.conf", "[Limits]\nEventsPerUser=11\n"));
+        free(write_in(run, "30-x.conf", "[Limits]\nOutgoingQueue=30\n"));
+        free(write_in(run, "60-run.conf", "[Limits]\nClients=60\n"));
+        ck_assert_int_ge(asprintf(&masked, "%s/40-masked.conf", local), 0);
+        ck_assert_int_eq(symlink("/dev/null", masked), 0);
+        /* etc's 20 is read between usr's 10 (hidden) and run's 30. */
+        free(write_in(etc, "20-etc.conf", "[Limits]\nEvents=20\nOutgoingQueue=20\n"));
+
+        ck_assert_int_eq(broker_config_parse(conf, dirs, &c, &w, NULL), 0);
+        ck_assert_ptr_null(w);
+        limits.events_per_user = 11;
+        limits.outgoing_queue = 30;     /* 30-x.conf after 20-etc.conf */
+        limits.events = 50;             /* 50-vendor.conf after both */
+        limits.clients = 60;
+        assert_limits(&c.limits, &limits);
+        broker_config_done(&c);
+
+        /* An empty file masks too: 50-vendor.conf is no longer read. */
+        free(write_in(etc, "50-vendor.conf", ""));
+        c = sentinel();
+        ck_assert_int_eq(broker_config_parse(conf, dirs, &c, NULL, NULL), 0);
+        limits.events = 20;
+        assert_limits(&c.limits, &limits);
+        broker_config_done(&c);
+
+        /* An error names the file in the directory it was read from. */
+        free(write_in(local, "45-bad.conf", "[Limits]\nClients=x\n"));
+        ck_assert_int_ge(asprintf(&want, "%s/45-bad.conf:2: Clients=x is not a decimal number (1..65536)", local), 0);
+        c = sentinel();
+        _cleanup_free_ char *got = NULL;
+        ck_assert_int_eq(broker_config_parse(conf, dirs, &c, NULL, &got), -EINVAL);
+        ck_assert_str_eq(got, want);
+        assert_untouched(&c);
+        rm_rf(root);
+}
+END_TEST
+
+/* The daemon's default search path, in systemd's order. */
+START_TEST(test_default_dropin_dirs) {
+        const char *const *d = broker_config_default_dropin_dirs;
+
+        ck_assert_str_eq(d[0], UEBROKER_CONFIG_FILE ".d");
+        ck_assert_str_eq(d[1], "/run/uebroker/uebrokerd.conf.d");
+        ck_assert_str_eq(d[2], "/usr/local/lib/uebroker/uebrokerd.conf.d");
+        ck_assert_str_eq(d[3], "/usr/lib/uebroker/uebrokerd.conf.d");
+        ck_assert_ptr_null(d[4]);
+}
+END_TEST
+
 /* The shipped example: valid as is, and every commented-out key, once
  * uncommented, is the documented default. Its reservation examples,
  * uncommented too, are valid (their accounts need not exist). */
@@ -938,7 +1008,7 @@ START_TEST(test_example_file) {
         char **w;
 
         ck_assert_ptr_nonnull(f);
-        ck_assert_int_eq(broker_config_parse(EXAMPLE_CONFIG, &c, &w, NULL), 0);
+        ck_assert_int_eq(broker_config_parse(EXAMPLE_CONFIG, NULL, &c, &w, NULL), 0);
         ck_assert_ptr_null(w);
         assert_limits(&c.limits, &want);
         ck_assert_uint_eq(c.reservations.n, 0);
@@ -1017,6 +1087,8 @@ static Suite *config_suite(void) {
         tcase_add_test(tc, test_dropins_without_main_file);
         tcase_add_test(tc, test_dropin_dir_not_a_directory);
         tcase_add_test(tc, test_dropins_bound);
+        tcase_add_test(tc, test_dropins_across_directories);
+        tcase_add_test(tc, test_default_dropin_dirs);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -115,15 +115,39 @@ check "while uebctl record runs, the event is enabled for writers ($r)" matches 
 emit a=12 b=rec2 >&2
 waitfor 100 test "$(grep -c " $EV: " $rec)" -ge 2
 info "uebctl record: $(cat $rec)"
-check "uebctl record prints '[tid N] $EV: a=11 b=rec1' from the kernel's trace" \
-        grep -Eq "^\[tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
-check "uebctl record prints the second record too" grep -Eq "^\[tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
+check "uebctl record prints '[written TIME tid N] $EV: a=11 b=rec1' from the kernel's trace" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] $EV: a=11 b=rec1\$" $rec
+check "uebctl record prints the second record too" grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] $EV: a=12 b=rec2\$" $rec
 waitfor 50 not kill -0 $rec_pid
 check "uebctl record --count=2 exits after two records" not kill -0 $rec_pid
 waitfor 50 not instances
 check "the stream's end removes its tracefs instance" not instances
 r=$(emit a=1 b=off)
 check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: not enabled"
+
+# 9b'. RecordMatching on the kernel: a pattern recording started before its
+#      events exist takes each event registered later (two here: more than
+#      one event in one instance), and both reach the consumer.
+prec=/tmp/record-pattern.out
+uebctl record --count=2 'vmpat_*' > $prec 2>&1 &
+prec_pid=$!
+waitfor 100 instances
+emit_pat() { as_tester uebctl emit "'$1 u32 a; char[8] b'" "$2" "$3" 2>&1; }
+r1=$(emit_pat vmpat_one a=31 b=first)
+r2=$(emit_pat vmpat_two a=32 b=second)
+info "emits of new events while a pattern recording runs: $r1 / $r2"
+check "a new event matching the recording's pattern is enabled for writers at once ($r1)" matches "$r1" "^vmpat_one: written"
+waitfor 100 test "$(grep -c ' vmpat_' $prec)" -ge 2
+info "uebctl record 'vmpat_*': $(cat $prec)"
+check "RecordMatching delivers the first event registered after it started" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] vmpat_one: a=31 b=first\$" $prec
+check "... and the second, from the same tracefs instance" \
+        grep -Eq "^\[written [0-9T:.-]+Z tid [0-9]+\] vmpat_two: a=32 b=second\$" $prec
+waitfor 50 not kill -0 $prec_pid
+waitfor 50 not instances
+check "the pattern recording's end removes its instance and enablers" not instances
+r=$(emit_pat vmpat_one a=1 b=off)
+check "with no recorder, vmpat_one is disabled again ($r)" matches "$r" "^vmpat_one: not enabled"
 
 # 9c. perf sees the events: perf_event_open on the event's id, raw samples
 id=$(cat $T/events/user_events/$EV/id 2>/dev/null)
@@ -238,6 +262,28 @@ check "its new status byte is driven by the kernel (enabled 1)" grep -q '^enable
 check "its write after the restart succeeds ($(grep '^write' $out2))" grep -q '^write 0$' $out2
 check "trace shows '$EV2: a=21 b=again' written after the restart" grep -Eq " $EV2: a=(0x15 \(21\)|21) b=again\$" $T/trace
 echo 0 > $T/events/user_events/$EV2/enable 2>/dev/null
+
+# 14. typed writes: ueb_write_values() lays out a __data_loc string (the
+#     location word, the bytes from the caller's memory, the NUL) that the
+#     kernel accepts and ftrace decodes; a value too long for a char[N] is
+#     refused by the library before the kernel sees it.
+EV3=vmtyped
+CMD3="$EV3 u32 a; __data_loc char[] s; char[4] t"
+out3=/tmp/vm-client-typed.out
+as_tester "vm-client '$CMD3' wait-enabled 30 typed a=5 s=typed-hello t=abcd typed a=6 s=second t=toolong typed a=7 hold > $out3 2>&1 &"
+waitfor 100 grep -q '^registered\|^register failed' $out3
+check "a libuebroker client registers '$CMD3'" grep -q '^registered' $out3
+echo 1 > $T/events/user_events/$EV3/enable 2>/dev/null
+waitfor 100 test "$(grep -c '^typed' $out3)" -ge 3
+info "typed client: $(tr '\n' ' ' < $out3); trace: $(grep " $EV3:" $T/trace 2>&1)"
+check "ueb_write_values succeeds ($(grep '^typed' $out3 | head -n1))" test "$(sed -n '/^typed/{p;q}' $out3)" = "typed 0"
+check "a 7-byte value for char[4] is refused by the library ($(grep '^typed' $out3 | sed -n 2p))" \
+        matches "$(grep '^typed' $out3 | sed -n 2p)" '^typed -90 '
+check "trace shows '$EV3: a=5 s=typed-hello t=abcd' from ueb_write_values (upstream)" \
+        grep -Eq " $EV3: a=(0x5 \(5\)|5) s=typed-hello t=abcd\$" $T/trace
+check "trace shows the third write, empty string and char[4] (upstream)" grep -Eq " $EV3: a=(0x7 \(7\)|7) s= t=\$" $T/trace
+check "the refused value did not reach the trace" not grep -Eq " $EV3: a=(0x6 \(6\)|6) " $T/trace
+echo 0 > $T/events/user_events/$EV3/enable 2>/dev/null
 
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"
 

@@ -12,6 +12,8 @@
  *                       "enabled 0" after SECS seconds
  *   write F=V...        encodes the assignments (as uebctl emit) and writes
  *                       one record: "write 0" or "write -ERRNO STRERROR"
+ *   typed F=V...        the same values as typed values, written with
+ *                       ueb_write_values(): "typed 0" or "typed -ERRNO ..."
  *   raw HEX             writes HEX ("" for none) as the payload, unchecked:
  *                       "raw 0" or "raw -ERRNO STRERROR"
  *   wait-lost SECS      waits until the library has let go of the
@@ -35,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "event-def.h"
 #include "event-encode.h"
 #include "uebroker.h"
@@ -158,6 +161,20 @@ int main(int argc, char *argv[]) {
                         r = ueb_write(event, &(struct iovec) { payload, len }, 1);
                         free(payload);
                         print_result("write", r);
+                } else if (strcmp(step, "typed") == 0) {
+                        _cleanup_(event_text_values_done) struct event_text_values values = {};
+                        int first = i + 1, n = 0;
+
+                        while (first + n < argc && strchr(argv[first + n], '='))
+                                n++;
+                        i += n;
+                        r = event_values_from_text(def, argv + first, (size_t) n, &values, &error);
+                        if (r < 0) {
+                                printf("typed: cannot parse: %s\n", r == -EINVAL ? error.message : strerror(-r));
+                                continue;
+                        }
+                        r = ueb_write_values(event, values.values, values.n_values);
+                        print_result("typed", r);
                 } else if (strcmp(step, "raw") == 0 && i + 1 < argc) {
                         unsigned char buf[4096];
                         size_t len;

@@ -139,7 +139,7 @@ int main(int argc, char *argv[]) {
         sigset_t mask;
         int c, r;
 
-        log_setup();
+        log_setup("polkit-test-service");
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
                 switch (c) {
                 case 's':

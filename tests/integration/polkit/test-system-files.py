@@ -201,6 +201,8 @@ class ActivationAndUnit(unittest.TestCase):
     def test_unit_verifies(self):
         if not shutil.which('systemd-analyze'):
             self.skipTest('systemd-analyze is missing')
+        if not ARGS.man_dir:
+            self.skipTest('the man pages were not built (scdoc missing): Documentation=man: cannot be checked')
         with tempfile.TemporaryDirectory() as tmp:
             # verify wants ExecStart= to exist: point it at a real binary.
             text = read(ARGS.unit)
@@ -208,7 +210,18 @@ class ActivationAndUnit(unittest.TestCase):
             unit = os.path.join(tmp, 'uebrokerd.service')
             with open(unit, 'w') as f:
                 f.write(text.replace(exec_line, 'ExecStart=/bin/true --system'))
-            out = subprocess.run(['systemd-analyze', 'verify', unit], capture_output=True, text=True, timeout=60)
+            # ... and each Documentation=man: page to be found by man(1):
+            # the built pages, laid out as they install (manSECTION/).
+            man_root = os.path.join(tmp, 'man')
+            for page in os.listdir(ARGS.man_dir):
+                section = page.rsplit('.', 1)[-1]
+                if not section.isdigit():
+                    continue
+                os.makedirs(os.path.join(man_root, 'man' + section), exist_ok=True)
+                os.symlink(os.path.join(ARGS.man_dir, page), os.path.join(man_root, 'man' + section, page))
+            env = dict(os.environ, MANPATH=man_root)
+            out = subprocess.run(['systemd-analyze', 'verify', unit], capture_output=True, text=True, timeout=60,
+                                 env=env)
         complaints = [line for line in (out.stdout + out.stderr).splitlines() if 'uebrokerd.service' in line]
         self.assertEqual(complaints, [])
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -292,6 +305,7 @@ def main():
     parser.add_argument('--dbus-service', required=True)
     parser.add_argument('--unit', required=True)
     parser.add_argument('--sbindir', required=True)
+    parser.add_argument('--man-dir', help='the built man pages (NAME.SECTION), for Documentation=man:')
     ARGS, rest = parser.parse_known_args()
     result = unittest.main(argv=[sys.argv[0], '-v'] + rest, exit=False).result
     # A part skipped (not root, a tool missing) is a skip of the whole

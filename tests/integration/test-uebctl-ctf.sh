@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# uebctl record -o DIR against a real broker (through broker-harness.sh):
+# the CTF trace it writes is read back by babeltrace2, the reference reader,
+# and shows each record's values, the writer's pid (the same a text recorder
+# prints) and the time (within the run, from the clock's epoch origin).
+set -u
+
+UEBCTL="${UEBCTL:?UEBCTL must name the uebctl binary}"
+dir="${UEBROKER_HARNESS_DIR:?run me through broker-harness.sh}"
+if ! command -v babeltrace2 >/dev/null 2>&1; then
+        echo "babeltrace2 is not installed (apt-get install babeltrace2), skipping" >&2
+        exit 77
+fi
+# Refused at once either way: the message says whether -o exists.
+if "$UEBCTL" record --json -o "$dir/probe" x 2>&1 | grep -q "built without libbabeltrace2"; then
+        echo "uebctl was built without libbabeltrace2 (libbabeltrace2-dev), skipping" >&2
+        exit 77
+fi
+
+failures=0
+pids=()
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+wait_recording() { # FILE PID
+        for _ in $(seq 1 200); do
+                grep -q '^Recording' "$1" 2>/dev/null && return 0
+                kill -0 "$2" 2>/dev/null || break
+                sleep 0.05
+        done
+        fail "recorder did not attach: $(cat "$1" 2>/dev/null)"
+        return 1
+}
+wait_exit() { # PID: its exit status
+        for _ in $(seq 1 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+        wait "$1"
+}
+
+start="$(date +%s)"
+# The same records into a CTF trace and as text lines, by two recorders.
+"$UEBCTL" record -o "$dir/trace" --count=3 'ctf_*' >"$dir/ctf.out" 2>"$dir/ctf.err" &
+ctf_pid=$!
+pids+=("$ctf_pid")
+"$UEBCTL" record --count=3 'ctf_*' >"$dir/text.out" 2>"$dir/text.err" &
+text_pid=$!
+pids+=("$text_pid")
+wait_recording "$dir/ctf.err" "$ctf_pid"
+wait_recording "$dir/text.err" "$text_pid"
+
+A='ctf_a u32 a; s16 n; char[8] b; __data_loc char[] s'
+"$UEBCTL" emit "$A" a=42 n=-3 b=hi s='hello ctf' >/dev/null || fail "emit ctf_a"
+"$UEBCTL" emit 'ctf_b u64 big; unsigned char[4] raw' big=18446744073709551615 raw=xyz >/dev/null || fail "emit ctf_b"
+"$UEBCTL" emit "$A" a=7 s=again >/dev/null || fail "emit ctf_a again"
+
+wait_exit "$ctf_pid"; rc=$?
+[ "$rc" -eq 0 ] && ok "record -o exits 0" || fail "record -o exit status $rc: $(cat "$dir/ctf.err")"
+wait_exit "$text_pid" || fail "text recorder: $(cat "$dir/text.err")"
+pids=()
+end="$(date +%s)"
+grep -q "^Wrote 3 records to the CTF trace $dir/trace$" "$dir/ctf.err" && ok "record -o says what it wrote" ||
+        fail "record -o summary: $(cat "$dir/ctf.err")"
+[ -s "$dir/ctf.out" ] && fail "record -o printed records on stdout: $(cat "$dir/ctf.out")" || ok "record -o prints nothing on stdout"
+[ -f "$dir/trace/metadata" ] && ok "the trace has its CTF metadata" || fail "no metadata in $dir/trace: $(ls -la "$dir/trace" 2>&1)"
+
+babeltrace2 --clock-gmt --clock-seconds --no-delta "$dir/trace" >"$dir/bt.out" 2>"$dir/bt.err"; rc=$?
+[ "$rc" -eq 0 ] && ok "babeltrace2 reads the trace" || fail "babeltrace2 exit status $rc: $(cat "$dir/bt.err")"
+cat "$dir/bt.out"
+
+python3 - "$dir/bt.out" "$dir/text.out" "$start" "$end" "$(id -u)" <<'PY' && ok "babeltrace2 shows values, pid and time" || fail "babeltrace2 output: $(cat "$dir/bt.out")"
+import re, sys
+bt, text, start, end, uid = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+lines = open(bt).read().splitlines()
+assert len(lines) == 3, lines
+# The text recorder names each writer's pid: the CTF events must carry the same.
+text_pids = [int(re.search(r" pid (\d+)\]", l).group(1)) for l in open(text).read().splitlines()]
+assert len(text_pids) == 3, text_pids
+want = [
+    ("ctf_a", '{ a = 42, n = -3, b = "hi", s = "hello ctf" }'),
+    ("ctf_b", "{ big = 18446744073709551615, raw = \"xyz\" }"),
+    ("ctf_a", '{ a = 7, n = 0, b = "", s = "again" }'),
+]
+for line, (name, fields), pid in zip(lines, want, text_pids):
+    m = re.match(r"^\[(\d+)\.(\d{9})\] (\S+): \{ pid = (\d+), uid = (\d+) \}, (.*)$", line)
+    assert m, line
+    seconds = int(m.group(1))
+    assert start <= seconds <= end, (start, seconds, end)
+    assert m.group(3) == name, line
+    assert int(m.group(4)) == pid, (line, pid)
+    assert int(m.group(5)) == uid, line
+    assert m.group(6).startswith(fields), (m.group(6), fields)
+PY
+
+# Ended by SIGTERM (Ctrl-C's way) before any --count: the trace is complete
+# all the same, with the record sent before the signal. A text recorder
+# beside it tells when the broker has sent the record (to both at once).
+"$UEBCTL" record -o "$dir/trace2" ctf_a >"$dir/ctf2.out" 2>"$dir/ctf2.err" &
+ctf_pid=$!
+pids+=("$ctf_pid")
+"$UEBCTL" record --count=1 ctf_a >"$dir/text2.out" 2>"$dir/text2.err" &
+text_pid=$!
+pids+=("$text_pid")
+wait_recording "$dir/ctf2.err" "$ctf_pid"
+wait_recording "$dir/text2.err" "$text_pid"
+"$UEBCTL" emit "$A" a=99 s=last >/dev/null || fail "emit before SIGTERM"
+wait_exit "$text_pid" || fail "text recorder (SIGTERM case): $(cat "$dir/text2.err")"
+kill -TERM "$ctf_pid"
+wait_exit "$ctf_pid"; rc=$?
+pids=()
+[ "$rc" -eq 0 ] && ok "record -o exits 0 on SIGTERM" || fail "record -o on SIGTERM: status $rc: $(cat "$dir/ctf2.err")"
+out="$(babeltrace2 --no-delta "$dir/trace2" 2>&1)"
+echo "$out" | grep -q 'ctf_a: { pid = [0-9]*, uid = [0-9]* }, { a = 99, n = 0, b = "", s = "last" }$' &&
+        ok "the trace ended by SIGTERM reads back" || fail "trace after SIGTERM: $out"
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
