@@ -30,5 +30,6 @@ if ! grep -q 'Kconfig.user_events_v1' "$tree/kernel/trace/Kconfig"; then
                 { echo "apply.sh: no 'endif # FTRACE' in kernel/trace/Kconfig" >&2; exit 1; }
 fi
 if ! grep -q 'trace_user_events_v1.o' "$tree/kernel/trace/Makefile"; then
+        # shellcheck disable=SC2016 # a make variable, written as is
         printf 'obj-$(CONFIG_USER_EVENTS_V1) += trace_user_events_v1.o\n' >> "$tree/kernel/trace/Makefile"
 fi

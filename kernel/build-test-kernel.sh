@@ -34,7 +34,7 @@ jobs="${UEBROKER_VM_JOBS:-$(nproc)}"
 fragments=("$vm/kernel.config" "$here/test-kernel.config")
 provider_files=(apply.sh include/uapi/linux/user_events.h trace/trace_user_events_v1.c trace/Kconfig.user_events_v1)
 
-KERNEL_LOG_TAG=build-test-kernel
+KERNEL_LOG_TAG="build-test-kernel"
 # shellcheck source=tests/vm/kernel-lib.sh
 . "$vm/kernel-lib.sh"
 cache="$(kernel_cache_dir)"

@@ -20,7 +20,7 @@ waitfor 100 grep -q '^registered\|^register failed' $out
 check "uid 1000 registers '$CMD' through the broker with libuebroker" grep -q '^registered' $out
 check "its data descriptor is a user_events_data file (the write-only handle)" grep -q "^fd [0-9]* -> $T/user_events_data\$" $out
 pid=$(pidof vm-client)
-check "it maps the kernel's user_events_status" grep -q " $T/user_events_status\$" /proc/$pid/maps
+check "it maps the kernel's user_events_status" grep -q " $T/user_events_status\$" /proc/"$pid"/maps
 echo 1 > $T/events/user_events/$EV/enable
 waitfor 100 grep -q '^raw' $out
 cat $out >&2
@@ -29,5 +29,5 @@ check "its write succeeds" grep -q '^write 0$' $out
 check "its record is in the trace: '$EV: a=7 b=client'" grep -q " $EV: a=7 b=client\$" $T/trace
 check "a 1-byte payload is refused by the kernel with EINVAL" grep -q '^raw -22 ' $out
 echo 0 > $T/events/user_events/$EV/enable
-[ -n "$pid" ] && kill -KILL $pid
+[ -n "$pid" ] && kill -KILL "$pid"
 echo "1..$n"

@@ -28,7 +28,7 @@ fragment="$here/kernel.config"
 src_tar="${UEBROKER_VM_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}"
 jobs="${UEBROKER_VM_JOBS:-$(nproc)}"
 
-KERNEL_LOG_TAG=build-kernel
+KERNEL_LOG_TAG="build-kernel"
 # shellcheck source=tests/vm/kernel-lib.sh
 . "$here/kernel-lib.sh"
 log() { kernel_log "$@"; }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 #
 # kernel-lib.sh: what the vm tier's kernel builds share, sourced (bash) by
 # tests/vm/build-kernel.sh (Linux 6.12, upstream user_events) and
@@ -52,7 +53,7 @@ kernel_check_tools() {
 # the same option wins), applied twice because some options appear only
 # once their parents are on; fails naming each option olddefconfig dropped.
 kernel_configure() {
-        local line s pass missing=0
+        local line s missing=0
         local -A want=()
         local -a order=() args=()
 
@@ -65,7 +66,7 @@ kernel_configure() {
                 done < "$f"
         done
         ARCH=x86_64 make -s tinyconfig >&2   # plain tinyconfig would give a 32-bit kernel
-        for pass in 1 2; do
+        for _ in 1 2; do
                 args=()
                 for s in "${order[@]}"; do
                         if [ "${want[$s]}" = y ]; then args+=(--enable "$s"); else args+=(--disable "$s"); fi
