@@ -58,8 +58,10 @@
 #define UE_MAX_ARRAY_TEXT	7
 /* A dynamic field's offset has 16 bits: a larger struct is useless. */
 #define UE_MAX_STRUCT		65535
-/* The largest payload a perf raw sample can carry (PERF_MAX_TRACE_SIZE
- * less the common header and the sample's alignment slack). */
+/*
+ * The largest payload a perf raw sample can carry (PERF_MAX_TRACE_SIZE
+ * less the common header and the sample's alignment slack).
+ */
 #define UE_MAX_PAYLOAD		(8192 - 16)
 /* Payloads up to this size are copied on the stack, larger ones to the heap. */
 #define UE_STACK_PAYLOAD	256
@@ -365,19 +367,18 @@ static int ue_parse_field(struct ue_event *ev, const char *s, size_t n,
 		    !memcmp(ev->fields[j].name, words[1], lens[1]))
 			return -EINVAL;
 
-	if (f.kind == UE_STRUCT) {
-		if (nwords == 3) {
-			ret = ue_parse_struct_size(words[2], lens[2], &f.size);
-			if (ret)
-				return ret;
-			f.size_given = true;
-		} else if (!match) {
+	if (f.kind != UE_STRUCT) {
+		/* a size is only allowed, and needed, after a struct */
+		if (nwords == 3)
 			return -EINVAL;
-		}
-	} else if (nwords == 3) {
-		return -EINVAL;
-	} else {
 		f.size_given = true;
+	} else if (nwords == 3) {
+		ret = ue_parse_struct_size(words[2], lens[2], &f.size);
+		if (ret)
+			return ret;
+		f.size_given = true;
+	} else if (!match) {
+		return -EINVAL;
 	}
 
 	f.offset = sizeof(struct trace_entry) + ev->min_size;
@@ -439,11 +440,11 @@ static int ue_parse(const char *cmd, bool match, struct ue_event **ret)
 				if (!flen)
 					return -EINVAL;
 				flen = 0;
-			} else if (!ue_ident_char(*p)) {
-				return -EINVAL;
-			} else {
-				flen++;
+				continue;
 			}
+			if (!ue_ident_char(*p))
+				return -EINVAL;
+			flen++;
 		}
 	}
 
