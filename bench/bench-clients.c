@@ -2,7 +2,9 @@
 /*
  * The broker's footprint per client: its VmRSS and open descriptors at 1,
  * 1000 and N clients, each client its own bus connection holding one
- * registration (helper processes open them, many connections each), then
+ * registration and asking for a 64 KiB ring as libuebroker does (OpenRing;
+ * the broker grants what its ring memory allows; helper processes open
+ * them, many connections each), then
  * the time from when they all leave (SIGKILL of the helpers) until the
  * broker is idle: ListEvents shows no registration of the bench event any
  * more AND the broker's CPU time (utime+stime, /proc/PID/stat) does not
@@ -43,10 +45,22 @@ static pid_t helpers[HELPERS_MAX];
 static int helper_pipes[HELPERS_MAX];
 static unsigned n_helpers;
 
-/* Opens @n connections, each registering CLIENT_COMMAND; writes how many
- * succeeded to @fd and waits to be killed. */
+/* OpenRing as libuebroker asks: 1 granted, 0 refused (QuotaExceeded). */
+static int open_ring(sd_bus *bus) {
+        sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "OpenRing", NULL, &reply,
+                               "u", 65536u);
+        sd_bus_message_unref(reply);    /* the client's copy of the ring goes; the broker's mapping stays */
+        return r >= 0;
+}
+
+/* Opens @n connections, each registering CLIENT_COMMAND and asking for a
+ * ring; writes how many registered and got rings to @fd and waits to be
+ * killed. */
 static void __attribute__((noreturn)) helper_main(const char *address, unsigned n, int fd) {
-        unsigned ok = 0;
+        unsigned ok[2] = { 0, 0 };
 
         bench_raise_fd_limit();
         for (unsigned i = 0; i < n; i++) {
@@ -59,7 +73,8 @@ static void __attribute__((noreturn)) helper_main(const char *address, unsigned 
                 if (bench_call(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Register",
                                CLIENT_COMMAND) < 0)
                         break;
-                ok++;   /* the connection stays open, holding the registration */
+                ok[0]++;        /* the connection stays open, holding the registration */
+                ok[1] += (unsigned) open_ring(bus);
         }
         if (write(fd, &ok, sizeof(ok)) != sizeof(ok))
                 _exit(1);
@@ -87,7 +102,10 @@ static int spawn_helper(const char *address, unsigned n) {
         return 0;
 }
 
-/* Helpers for @n more clients, in parallel; the number that registered. */
+static unsigned rings_granted;
+
+/* Helpers for @n more clients, in parallel; the number that registered
+ * (those granted a ring are added to rings_granted). */
 static unsigned add_clients(const char *address, unsigned n) {
         unsigned first = n_helpers, total = 0;
 
@@ -99,10 +117,12 @@ static unsigned add_clients(const char *address, unsigned n) {
                 n -= k;
         }
         for (unsigned i = first; i < n_helpers; i++) {
-                unsigned ok = 0;
+                unsigned ok[2] = { 0, 0 };
 
-                if (read(helper_pipes[i], &ok, sizeof(ok)) == sizeof(ok))
-                        total += ok;
+                if (read(helper_pipes[i], ok, sizeof(ok)) == sizeof(ok)) {
+                        total += ok[0];
+                        rings_granted += ok[1];
+                }
         }
         return total;
 }
@@ -227,7 +247,8 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
-        printf("broker footprint, each client (%s) its own connection holding one registration:\n", caller);
+        printf("broker footprint, each client (%s) its own connection holding one registration and asking for a "
+               "ring:\n", caller);
         for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
                 double rss, fds;
                 long regs;
@@ -253,6 +274,8 @@ int main(int argc, char *argv[]) {
                 bench_report(name, rss, "broker VmRSS, 1 client", rss_one, "MiB");
                 snprintf(name, sizeof(name), "broker open fds, %u clients (%s)", have, caller);
                 bench_report(name, fds, "broker open fds, 1 client", fds_one, "fds");
+                printf("rings granted to %u clients: %u (the rest were refused: ring memory used up)\n", have,
+                       rings_granted);
                 rss_max = rss;
         }
         snprintf(name, sizeof(name), "broker VmRSS, %u clients (%s)", have, caller);

@@ -146,9 +146,10 @@ static void flood_stop(struct flood *f) {
         pthread_join(f->consumer_thread, NULL);
         safe_close(f->consumer.fd);
         ueb_event_stats(f->event, &stats);
-        printf("  flood: %llu ueb_write() calls, %llu written, %llu dropped (broker busy); consumer received %llu\n",
+        printf("  flood: %llu ueb_write() calls, %llu written, %llu dropped (broker busy); consumer received %llu "
+               "(%llu lost)\n",
                f->attempts, (unsigned long long) stats.written, (unsigned long long) stats.dropped,
-               f->consumer.messages);
+               f->consumer.records, f->consumer.lost);
         sd_bus_flush_close_unref(f->consumer_bus);
         ueb_close(f->client);
 }

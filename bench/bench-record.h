@@ -2,7 +2,8 @@
 #pragma once
 
 /* A Record consumer for the benches that flood the broker: Record on one
- * event, and a thread reading and discarding what arrives. */
+ * event, and a thread reading what arrives (record-stream.h: many records
+ * per message), counting records and LOST notices. */
 
 #include <errno.h>
 #include <poll.h>
@@ -13,20 +14,25 @@
 
 #include "broker-bus.h"
 #include "fd-util.h"
+#include "record-stream.h"
 
 struct bench_reader {
         int fd;
         volatile int stop;
         unsigned long long messages;
+        unsigned long long records;
+        unsigned long long lost;        /* sum of LOST notices */
 };
 
-/* Reads and discards messages until stopped and drained. */
+/* Reads messages until stopped and drained. */
 static inline void *bench_reader_main(void *userdata) {
         struct bench_reader *rd = userdata;
-        static __thread uint8_t buf[70000];
+        static __thread uint8_t buf[UEB_RECORD_MESSAGE_MAX];
 
         for (;;) {
                 struct pollfd p = { .fd = rd->fd, .events = POLLIN };
+                struct record_view rec;
+                size_t offset = 0;
                 ssize_t n;
 
                 if (poll(&p, 1, 100) == 0) {
@@ -35,10 +41,17 @@ static inline void *bench_reader_main(void *userdata) {
                         continue;
                 }
                 n = recv(rd->fd, buf, sizeof(buf), MSG_DONTWAIT);
-                if (n > 0)
-                        rd->messages++;
-                else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
                         break;
+                if (n < 0)
+                        continue;
+                rd->messages++;
+                while (record_stream_next(buf, (size_t) n, &offset, &rec) > 0) {
+                        if (rec.header.flags & UEB_RECORD_FLAG_LOST)
+                                rd->lost += rec.header.lost_count;
+                        else
+                                rd->records++;
+                }
         }
         return NULL;
 }

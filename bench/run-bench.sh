@@ -34,7 +34,7 @@ build="$(cd "$1" && pwd)"
 shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
-         bench/bench-embedded-write bench/bench-typed-write bench/bench-disabled-check; do
+         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -54,6 +54,7 @@ chmod 0755 "$dir"
 bus_pid=""
 broker_pid=""
 floor_pid=""
+lttng_pid=""
 
 stop() {
         local pid="$1" _
@@ -67,6 +68,10 @@ stop() {
 }
 
 cleanup() {
+        if [ -n "$lttng_pid" ]; then
+                lttng destroy ueb-bench >/dev/null 2>&1
+                stop "$lttng_pid"
+        fi
         stop "$floor_pid"
         stop "$broker_pid"
         stop "$bus_pid"
@@ -205,6 +210,32 @@ run "$build/bench/bench-latency" 20000
 run "$build/bench/bench-register" 20000
 run "$build/bench/bench-embedded-write" 300000
 run "$build/bench/bench-typed-write" 300000
+# LTTng-UST's tracepoint beside the ring, when lttng-tools can record it: a
+# session daemon of our own (user space only), one session recording the
+# bench's tracepoint into the temporary directory.
+if command -v lttng-sessiond >/dev/null 2>&1 && command -v lttng >/dev/null 2>&1; then
+        export LTTNG_HOME="$dir/lttng"
+        mkdir -p "$LTTNG_HOME"
+        lttng-sessiond --no-kernel >"$dir/lttng-sessiond.log" 2>&1 &
+        lttng_pid=$!
+        for _ in $(seq 1 50); do
+                lttng list >/dev/null 2>&1 && break
+                sleep 0.1
+        done
+        if ! { lttng create ueb-bench --output="$dir/lttng-trace" && lttng enable-event --userspace 'uebroker_bench:*' &&
+               lttng start; } >"$dir/lttng.log" 2>&1; then
+                echo "run-bench: could not start an LTTng session (bench-ring-write says so):" >&2
+                cat "$dir/lttng.log" >&2
+        fi
+else
+        echo "run-bench: lttng-tools is not installed: no LTTng-UST figure (bench-ring-write says so)"
+fi
+run "$build/bench/bench-ring-write" 1000000
+if [ -n "$lttng_pid" ]; then
+        lttng destroy ueb-bench >/dev/null 2>&1
+        stop "$lttng_pid"
+        lttng_pid=""
+fi
 run "$build/bench/bench-disabled-check" 300000000
 if ! kill -0 "$broker_pid" 2>/dev/null; then
         echo "run-bench: uebrokerd died during the run:" >&2

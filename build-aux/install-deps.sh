@@ -26,6 +26,9 @@ packages=(
         python3-gi polkitd libxml2-utils util-linux nodejs
         # sanitizers, valgrind, fuzzing
         clang libclang-rt-14-dev valgrind
+        # bench/: LTTng-UST beside the ring (bench-ring-write, built by CI;
+        # run-bench.sh also needs lttng-tools to record, not installed here)
+        liblttng-ust-dev
         # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
         make bc bison flex libelf-dev libssl-dev xz-utils
         qemu-system-x86 busybox-static

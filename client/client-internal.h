@@ -7,6 +7,7 @@
  *   client-session.c  the bus connection, Register/Unregister, adopting and
  *                     losing the broker's session (data file + status page)
  *   client-monitor.c  the background thread that reconnects and re-registers
+ *   client-ring.c     the shared-memory ring the data path prefers
  *
  * Locks:
  *   lock       (mutex) everything but the data path: the bus, the event list,
@@ -18,8 +19,8 @@
  *              released, until its own deadline.
  *   changed    (condvar on lock, CLOCK_MONOTONIC) broadcast by the background
  *              thread after each round of bus work.
- *   swap_lock  (rwlock) the data path's view: data_fd, data_is_socket and
- *              each event's registered/write_index. Writers take it shared
+ *   swap_lock  (rwlock) the data path's view: data_fd, data_is_socket,
+ *              the ring and each event's registered/write_index. Writers take it shared
  *              with trylock (never wait); the session code takes it
  *              exclusively only for the moment of a swap, never across a
  *              round trip. Taken inside lock, never the other way round.
@@ -35,6 +36,7 @@
 #include <systemd/sd-bus.h>
 
 #include "event-def.h"
+#include "ring.h"
 #include "uebroker.h"
 
 #define UEB_ERROR_MAX 512
@@ -55,6 +57,8 @@
 #define UEB_CONNECT_RETRY_MAX_USEC (30 * 1000000ull)
 /* ueb_close() waits at most this long for the broker to read what is left. */
 #define UEB_CLOSE_DRAIN_MSEC 250
+/* The ring asked for unless $UEBROKER_RING_KIB says otherwise. */
+#define UEB_RING_DEFAULT_KIB 64
 
 enum ueb_event_state {
         UEB_EVENT_PENDING,      /* waiting for a broker */
@@ -105,6 +109,12 @@ struct ueb_client {
         dev_t data_dev;
         ino_t data_ino;
         unsigned session_generation;    /* bumped whenever data_fd changes */
+        /* The session's ring, when the broker granted one (header NULL:
+         * none); asked for with OpenRing once the session has a data
+         * socket, dropped with the session. */
+        struct ring_writer ring;
+        sd_bus_slot *ring_call;         /* OpenRing in flight, under lock */
+        uint32_t ring_request;          /* data bytes to ask for; 0: never ($UEBROKER_RING_KIB=0) */
         /* A page reserved at open for the client's life: the broker's status
          * page is mapped over it with MAP_FIXED, and a zero page is mapped
          * over that when the session is lost, so a pointer into it stays
@@ -129,6 +139,9 @@ struct ueb_client {
         bool stopping;                  /* under lock */
         int wake_fd;                    /* eventfd */
         int session_broken;             /* atomic: a writer saw the broker gone */
+        /* Atomic: records a full data socket refused, not yet reported to
+         * the broker (data-message.h). */
+        uint64_t unreported_drops;
 
         /* Totals of events already freed. */
         struct ueb_stats retired;
@@ -186,6 +199,18 @@ void ueb_session_check_data_file(struct ueb_client *c);
 int ueb_monitor_start(struct ueb_client *c);
 void ueb_monitor_stop(struct ueb_client *c);
 void ueb_monitor_wake(struct ueb_client *c);
+
+/* client-ring.c */
+/* Once per process: thread ids stay right across fork(). */
+void ueb_ring_init_once(void);
+/* The calling thread's id, cached. */
+uint32_t ueb_thread_id(void);
+/* Asks for a ring if the session may have one and has none (lock held). */
+void ueb_ring_open_start(struct ueb_client *c);
+/* Forgets the ring (lock held; takes swap_lock). */
+void ueb_ring_drop(struct ueb_client *c);
+/* Wakes the broker (swap_lock held for reading). */
+void ueb_ring_doorbell(struct ueb_client *c);
 
 /* libuebroker.c */
 extern const uint8_t ueb_zero_status;

@@ -137,6 +137,7 @@ void ueb_session_disconnect(struct ueb_client *c) {
                 /* After fork() the connection belongs to the parent; sd-bus
                  * refuses to touch it here. Leave it. */
                 c->owner_watch = NULL;
+                c->ring_call = NULL;
                 c->bus = NULL;
                 for (struct ueb_event *e = c->events; e; e = e->next)
                         e->register_call = NULL;
@@ -146,6 +147,7 @@ void ueb_session_disconnect(struct ueb_client *c) {
         for (struct ueb_event *e = c->events; e; e = e->next)
                 ueb_session_register_event_cancel(e);
         c->owner_watch = sd_bus_slot_unref(c->owner_watch);
+        c->ring_call = sd_bus_slot_unref(c->ring_call);
         /* No flush: sd_bus_flush() waits for a bus that may never answer. */
         c->bus = sd_bus_close_unref(c->bus);
         if (c->bus_ready || c->connect_deadline_usec)
@@ -229,6 +231,7 @@ void ueb_session_lose(struct ueb_client *c) {
         c->session_generation++;
         pthread_rwlock_unlock(&c->swap_lock);
 
+        ueb_ring_drop(c);
         safe_close(old_fd);
         window_clear(c);
         free(c->broker_owner);
@@ -414,6 +417,7 @@ static int register_answer_apply(struct ueb_client *c, struct ueb_event *e, sd_b
                 r = session_adopt(c, data_fd, status_fd, owner);
                 if (r < 0)
                         return r;
+                ueb_ring_open_start(c);
         }
 
         pthread_rwlock_wrlock(&c->swap_lock);

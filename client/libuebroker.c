@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "client-internal.h"
+#include "data-message.h"
 #include "event-def.h"
 #include "event-encode.h"
 #include "fd-util.h"
@@ -92,6 +93,7 @@ static struct ueb_client *client_free(struct ueb_client *c) {
 
         /* First: it cancels the calls in flight, which point at events. */
         ueb_session_disconnect(c);
+        ueb_ring_drop(c);
         while (c->events) {
                 struct ueb_event *e = c->events;
 
@@ -142,6 +144,24 @@ static struct ueb_client *client_new(void) {
         return result;
 }
 
+/* $UEBROKER_RING_KIB: the ring's size in KiB, 0 for none (the socket
+ * path only); the broker grants what its memory allows. */
+static uint32_t ring_request_from_env(void) {
+        const char *env = secure_getenv("UEBROKER_RING_KIB");
+        unsigned long kib = UEB_RING_DEFAULT_KIB;
+        char *end;
+
+        if (env && *env) {
+                errno = 0;
+                kib = strtoul(env, &end, 10);
+                if (errno || *end)
+                        kib = UEB_RING_DEFAULT_KIB;
+        }
+        if (kib == 0)
+                return 0;
+        return kib > RING_DATA_MAX / 1024 ? RING_DATA_MAX : (uint32_t) kib * 1024u;
+}
+
 UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const char *address) {
         _cleanup_(client_freep) struct ueb_client *c = NULL;
         uint64_t deadline;
@@ -167,6 +187,8 @@ UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const cha
                 return -ENOMEM;
         c->data_fd = c->wake_fd = -1;
         c->owner_pid = getpid();
+        c->ring_request = ring_request_from_env();
+        ueb_ring_init_once();
         c->bus_kind = bus;
         c->connect_backoff_usec = UEB_CONNECT_RETRY_MIN_USEC;
         if (address) {
@@ -297,7 +319,10 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
 
                 (void) ueb_session_register_event_start(c, e);
                 ueb_monitor_wake(c);
-                while (e->answers == 0 && c->bus && c->bus_generation == generation && ueb_now_usec() < deadline)
+                /* The first registration of a session also waits for the
+                 * ring it asks for, so that writes go there from the start. */
+                while ((e->answers == 0 || c->ring_call) && c->bus && c->bus_generation == generation &&
+                       ueb_now_usec() < deadline)
                         (void) ueb_client_wait(c, deadline);
         }
 
@@ -353,6 +378,45 @@ static bool error_is_lost_broker(int error) {
         return error == EPIPE || error == ECONNRESET || error == ENOTCONN || error == ECONNREFUSED;
 }
 
+/* Tells the broker how many records the full socket refused since the
+ * last report (data-message.h), so that its counters show them too. Runs
+ * before a record is sent, under the read lock; a report that does not fit
+ * either waits for the next write. */
+static void drops_report(struct ueb_client *c) {
+        uint64_t count = __atomic_exchange_n(&c->unreported_drops, 0, __ATOMIC_RELAXED);
+        const uint32_t index = DATA_DROP_REPORT_INDEX;
+        uint8_t msg[DATA_DROP_REPORT_SIZE];
+
+        if (count == 0)
+                return;
+        memcpy(msg, &index, sizeof(index));
+        memcpy(msg + sizeof(index), &count, sizeof(count));
+        if (send(c->data_fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                __atomic_fetch_add(&c->unreported_drops, count, __ATOMIC_RELAXED);
+}
+
+/* One record into the ring, stamped with the thread and CLOCK_MONOTONIC;
+ * swap_lock held for reading. 0, -EAGAIN (full: counted in the ring for
+ * the broker), or -EMSGSIZE (too large for it). */
+static int ring_write_event(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt) {
+        struct timespec ts;
+        size_t len = 0;
+        bool wake;
+        int r;
+
+        for (int i = 0; i < iovcnt; i++) {
+                if (iov[i].iov_len > RING_DATA_MAX)
+                        return -EMSGSIZE;
+                len += iov[i].iov_len;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r = ring_write(&c->ring, write_index, ueb_thread_id(),
+                       (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec, iov, iovcnt, len, &wake);
+        if (r == 0 && wake)
+                ueb_ring_doorbell(c);
+        return r;
+}
+
 /* Writes @v[1..@count) as one record of @e; @v[0] is where the write index
  * goes. Counts the result in @e's statistics. */
 static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
@@ -373,16 +437,30 @@ static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
         }
 
         write_index = e->write_index;
+        if (c->ring.header) {
+                int r = ring_write_event(c, write_index, v + 1, (int) count - 1);
+
+                if (r != -EMSGSIZE) {
+                        pthread_rwlock_unlock(&c->swap_lock);
+                        ueb_counter_add(r == 0 ? &e->written : &e->dropped);
+                        return r;
+                }
+                /* Too large for the ring: the socket takes it. */
+        }
         v[0] = (struct iovec) { &write_index, sizeof(write_index) };
 
         if (c->data_is_socket) {
                 struct msghdr mh = { .msg_iov = v, .msg_iovlen = count };
 
+                if (__atomic_load_n(&c->unreported_drops, __ATOMIC_RELAXED) != 0)
+                        drops_report(c);
                 /* MSG_NOSIGNAL: a dead broker is EPIPE, not SIGPIPE. */
                 n = sendmsg(c->data_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         } else
                 n = writev(c->data_fd, v, (int) count);
         error = n < 0 ? errno : 0;
+        if (error_is_drop(error) && c->data_is_socket)
+                __atomic_fetch_add(&c->unreported_drops, 1, __ATOMIC_RELAXED);
         pthread_rwlock_unlock(&c->swap_lock);
 
         if (error == 0) {

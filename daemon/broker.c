@@ -429,6 +429,45 @@ static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *er
         return refused(userdata, m, unregister_event(userdata, m, error), error);
 }
 
+/* The caller's own data session gets a shared-memory ring: nothing to
+ * authorize beyond what its Register was. */
+static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        _cleanup_close_ int fd = -EBADF;
+        struct session *s;
+        uint32_t requested, size = 0;
+        int r;
+
+        r = sd_bus_message_read(m, "u", &requested);
+        if (r < 0)
+                return r;
+
+        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
+        if (!s || !s->provider_session)
+                return sd_bus_error_set(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                        "this connection has no data file yet; Register an event on it first");
+        fd = provider_link_session_ring(&b->link, s->provider_session, requested, &size);
+        if (fd == -EOPNOTSUPP)
+                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
+                                         "the %s provider has no rings; write to the data file",
+                                         provider_link_name(&b->link));
+        if (fd == -EBUSY)
+                return sd_bus_error_set(error, BROKER_ERROR_BUSY,
+                                        "this connection has a ring already; keep using it");
+        if (fd == -EDQUOT)
+                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                        "the memory for rings is used up; write to the data file instead");
+        if (fd < 0)
+                return broker_error_set_errnof(error, fd, "cannot open a ring: %m");
+
+        /* The reply carries a dup; ours closes on return: the broker keeps
+         * the mapping only. */
+        return sd_bus_reply_method_return(m, "hu", fd, size);
+}
+
+static int method_open_ring(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, open_ring(userdata, m, error), error);
+}
+
 static bool event_name_plausible(const char *name) {
         size_t len = strlen(name);
 
@@ -759,12 +798,34 @@ static int property_get_active_events(sd_bus *bus, const char *path, const char 
         return sd_bus_message_append(reply, "u", b->registry.n_events);
 }
 
+/* The data path's counters by name; empty when the provider has none
+ * (the kernel carries the records). */
+static int property_get_record_counters(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        struct broker *b = userdata;
+        struct provider_counters c;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{st}");
+        if (r < 0)
+                return r;
+        if (provider_link_counters(&b->link, &c)) {
+                r = sd_bus_message_append(reply, "{st}{st}{st}{st}{st}", "received", c.received, "dropped",
+                                          c.dropped, "writer-dropped", c.writer_dropped, "recorded", c.recorded,
+                                          "lost", c.lost);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Provider", "s", property_get_provider, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
                                  SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
@@ -777,6 +838,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "u", SD_BUS_PARAM(write_index),
                                  "", ,
                                  method_unregister, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("OpenRing",
+                                 "u", SD_BUS_PARAM(size),
+                                 "hu", SD_BUS_PARAM(ring_fd) SD_BUS_PARAM(data_size),
+                                 method_open_ring, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Delete",
                                  "sb", SD_BUS_PARAM(name) SD_BUS_PARAM(interactive),
                                  "", ,

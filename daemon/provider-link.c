@@ -109,6 +109,20 @@ int provider_link_record(struct provider_link *l, struct provider_event *const *
         return l->ops->record(l->provider, events, n_events);
 }
 
+bool provider_link_counters(struct provider_link *l, struct provider_counters *ret) {
+        if (!l->ops->counters)
+                return false;
+        l->ops->counters(l->provider, ret);
+        return true;
+}
+
+int provider_link_session_ring(struct provider_link *l, struct provider_session *s, uint32_t requested,
+                               uint32_t *ret_size) {
+        if (!l->ops->session_ring)
+                return -EOPNOTSUPP;
+        return l->ops->session_ring(l->provider, s, requested, ret_size);
+}
+
 int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
                                   const char *const *patterns, size_t n_patterns) {
         if (!l->ops->record_matching)

@@ -10,6 +10,7 @@
  * errors logged once.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
@@ -56,6 +57,14 @@ int provider_link_unregister(struct provider_link *l, struct provider_session *s
 
 /* A record stream of @events (uebroker-record.h), or -EOPNOTSUPP. */
 int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events);
+
+/* The data path's counters: false (and nothing in *@ret) when the provider
+ * has none. */
+bool provider_link_counters(struct provider_link *l, struct provider_counters *ret);
+
+/* provider_ops.session_ring, -EOPNOTSUPP without one. */
+int provider_link_session_ring(struct provider_link *l, struct provider_session *s, uint32_t requested,
+                               uint32_t *ret_size);
 /* A record stream of @events and of the events added later that match
  * @patterns; -EOPNOTSUPP when the provider cannot follow new events. */
 int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,

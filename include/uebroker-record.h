@@ -8,20 +8,32 @@
  * the same bytes for consumers in other languages).
  *
  * The returned descriptor is a connected AF_UNIX SOCK_SEQPACKET socket the
- * consumer only reads: one message per recv(), never split or merged. Each
- * message is a struct ueb_record_header (32 bytes), then name_len bytes of
- * the event name (ASCII, no NUL), then the payload: the bytes the writer
- * wrote after its u32 write index, as validated against the event's fields
- * (SPEC.md section 5); from a kernel provider, what the kernel traced: the
- * bytes written plus up to 3 bytes of ring-buffer padding. Integers are in
- * host byte order (the consumer runs on the same machine); no padding in
- * the header.
+ * consumer only reads, one message per recv(). A message carries one or
+ * more records back to back (the broker packs what it read in one wakeup
+ * into one message), at most UEB_RECORD_MESSAGE_MAX bytes in all. Each
+ * record starts at a multiple of UEB_RECORD_ALIGN (8) bytes from the start
+ * of the message:
  *
- * A message with UEB_RECORD_FLAG_LOST set has no name and no payload
- * (length 32): lost_count records of this stream were dropped since the
- * last such notice because the consumer read too slowly. Consumers ignore
- * flag bits they do not know. recv() returning 0 means the broker closed
- * the stream. A buffer of UEB_RECORD_MESSAGE_MAX bytes holds any message.
+ *     struct ueb_record_header   48 bytes
+ *     name                       name_len bytes (ASCII, no NUL)
+ *     payload                    length - 48 - name_len bytes
+ *     padding                    zero bytes up to the next multiple of 8
+ *
+ * length counts header, name and payload, not the padding; the next
+ * record starts UEB_RECORD_ALIGN_UP(length) bytes after this one, and a
+ * message ends after the last record's padding. The payload is the bytes
+ * the writer wrote after its u32 write index, as validated against the
+ * event's fields (SPEC.md section 5); from a kernel provider, what the
+ * kernel traced: the bytes written plus up to 3 bytes of ring-buffer
+ * padding. Integers are in host byte order (the consumer runs on the same
+ * machine); no padding in the header. Records of one writer arrive in the
+ * order it wrote them.
+ *
+ * A record with UEB_RECORD_FLAG_LOST set has no name and no payload
+ * (length 48): lost_count records of this stream were dropped since the
+ * last such notice because the consumer read too slowly; it stands where
+ * they went missing. Consumers ignore flag bits they do not know. recv()
+ * returning 0 means the broker closed the stream.
  */
 
 #include <stdint.h>
@@ -39,10 +51,13 @@
 
 #define UEB_RECORD_NAME_MAX 255u
 #define UEB_RECORD_PAYLOAD_MAX 65536u
-#define UEB_RECORD_MESSAGE_MAX (32u + UEB_RECORD_NAME_MAX + UEB_RECORD_PAYLOAD_MAX)
+#define UEB_RECORD_ALIGN 8u
+#define UEB_RECORD_ALIGN_UP(n) (((n) + (UEB_RECORD_ALIGN - 1u)) & ~(UEB_RECORD_ALIGN - 1u))
+/* Holds any message: the largest single record fits. */
+#define UEB_RECORD_MESSAGE_MAX (128u * 1024u)
 
 struct ueb_record_header {
-        uint32_t length;        /* bytes  0- 3: whole message: header + name + payload */
+        uint32_t length;        /* bytes  0- 3: header + name + payload, without padding */
         uint16_t name_len;      /* bytes  4- 5: 1..255; 0 in a lost notice */
         uint16_t flags;         /* bytes  6- 7: UEB_RECORD_FLAG_* */
         uint32_t pid;           /* bytes  8-11: writer's pid (thread id with KERNEL_TRACE) */
@@ -50,12 +65,17 @@ struct ueb_record_header {
         uint64_t timestamp_ns;  /* bytes 16-23: CLOCK_REALTIME, ns since the epoch: received
                                  * by the broker, or written (KERNEL_TRACE) */
         uint64_t lost_count;    /* bytes 24-31: only with UEB_RECORD_FLAG_LOST, else 0 */
+        uint32_t tid;           /* bytes 32-35: the writing thread, where the path knows
+                                 * it (a ring, the kernel's trace), else 0 */
+        uint32_t reserved;      /* bytes 36-39: 0 */
+        uint64_t write_monotonic_ns;    /* bytes 40-47: CLOCK_MONOTONIC at the write, as perf
+                                         * and ftrace stamp, where known, else 0 */
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct ueb_record_header) == 32, "ueb_record_header is the stream's ABI");
+static_assert(sizeof(struct ueb_record_header) == 48, "ueb_record_header is the stream's ABI");
 #else
-_Static_assert(sizeof(struct ueb_record_header) == 32, "ueb_record_header is the stream's ABI");
+_Static_assert(sizeof(struct ueb_record_header) == 48, "ueb_record_header is the stream's ABI");
 #endif
 
 #endif

@@ -26,6 +26,13 @@
  * checks its status byte and writes to the data file itself. The broker is
  * never on the data path.
  *
+ * With the embedded provider the library also asks for a shared-memory
+ * ring (once per connection; the first ueb_register() waits for that
+ * answer too): ueb_write() then copies the record into memory the broker
+ * reads, with no system call, stamped with the calling thread's id and
+ * CLOCK_MONOTONIC. $UEBROKER_RING_KIB (read with secure_getenv()) sets
+ * its size in KiB (default 64); 0 writes through the data socket only.
+ *
  * Which bus: ueb_open() uses $UEBROKER_BUS_ADDRESS when it is set (read
  * with secure_getenv()), the system bus otherwise; ueb_open_bus() chooses.
  *
@@ -155,7 +162,10 @@ int ueb_unregister(struct ueb_event *e);
  * the record was handed over, or a negative errno; every non-zero result is
  * counted in the event's statistics:
  *   -EAGAIN     dropped: the receiver is full, nobody listens, or the
- *               client is switching to a restarted broker right now
+ *               client is switching to a restarted broker right now (on the
+ *               embedded provider, drops of a full data socket are also
+ *               reported to the broker with the next record that goes
+ *               through: `uebctl status` shows them)
  *   -ENOTCONN   the event is not registered (broker absent, or refused)
  *   -EPIPE, -ECONNRESET  the broker went away; re-registration is on its way
  *   -EINVAL, -ENOENT, -EFAULT, -EMSGSIZE  the record was rejected (bad

@@ -33,9 +33,9 @@
 #include "event-pattern.h"
 #include "fd-util.h"
 #include "json-string.h"
+#include "record-stream.h"
 #include "strbuf.h"
 #include "text-escape.h"
-#include "uebroker-record.h"
 #if HAVE_BABELTRACE2
 #include "uebctl-ctf.h"
 #endif
@@ -175,6 +175,11 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
                 strbuf_printf(sb, kernel ? ",\"tid\":%" PRIu32 : ",\"pid\":%" PRIu32, h->pid);
                 if (h->uid != UEB_RECORD_UID_UNKNOWN)
                         strbuf_printf(sb, ",\"uid\":%" PRIu32, h->uid);
+                /* From a ring: the thread and the time of the write. */
+                if (!kernel && h->tid != 0)
+                        strbuf_printf(sb, ",\"tid\":%" PRIu32, h->tid);
+                if (h->write_monotonic_ns != 0)
+                        strbuf_printf(sb, ",\"write_monotonic_ns\":%" PRIu64, h->write_monotonic_ns);
                 strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",
                               kernel ? "written" : "received", h->timestamp_ns);
                 append_time(sb, h->timestamp_ns, 9);
@@ -341,12 +346,14 @@ enum {
         READ_FAILED,            /* exit 1 */
 };
 
-/* Reads and handles one message of the stream, without waiting. */
+/* Reads and handles one message of the stream (one or more records,
+ * uebroker-record.h), without waiting. */
 static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_events *known, struct record_output *out,
                     unsigned long long *seen) {
-        struct ueb_record_header h;
-        const struct event_def *def;
+        struct record_view rec;
+        size_t offset = 0;
         ssize_t n;
+        int r;
 
         n = recv(stream, buffer, UEB_RECORD_MESSAGE_MAX, MSG_DONTWAIT | MSG_TRUNC);
         if (n < 0) {
@@ -359,25 +366,32 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
                 fprintf(stderr, "The broker closed the record stream.\n");
                 return READ_DONE;
         }
-        if ((size_t) n > UEB_RECORD_MESSAGE_MAX || (size_t) n < sizeof(h)) {
-                fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
+        if ((size_t) n > UEB_RECORD_MESSAGE_MAX) {
+                fprintf(stderr, "warning: skipped a malformed message of %zd bytes\n", n);
                 return READ_MORE;
         }
-        memcpy(&h, buffer, sizeof(h));
-        if (h.flags & UEB_RECORD_FLAG_LOST) {
-                fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n", h.lost_count);
-                return READ_MORE;
+        while ((r = record_stream_next(buffer, (size_t) n, &offset, &rec)) > 0) {
+                const struct ueb_record_header *h = &rec.header;
+                const uint8_t *at = (const uint8_t *) rec.name - sizeof(*h);
+                const struct event_def *def;
+
+                if (h->flags & UEB_RECORD_FLAG_LOST) {
+                        fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
+                                h->lost_count);
+                        continue;
+                }
+                if (h->name_len == 0 || h->name_len > EVENT_NAME_MAX) {
+                        fprintf(stderr, "warning: skipped a malformed record of %" PRIu32 " bytes\n", h->length);
+                        continue;
+                }
+                def = known_lookup(known, bus, rec.name, h->name_len);
+                if (output_record(out, def, h, at, h->length) != 0)
+                        return READ_FAILED;
+                if (uebctl_opts.count && ++*seen >= uebctl_opts.count)
+                        return READ_DONE;
         }
-        if (h.length != (size_t) n || h.name_len == 0 || h.name_len > EVENT_NAME_MAX ||
-            (size_t) n - sizeof(h) < h.name_len) {
-                fprintf(stderr, "warning: skipped a malformed record of %zd bytes\n", n);
-                return READ_MORE;
-        }
-        def = known_lookup(known, bus, (const char *) buffer + sizeof(h), h.name_len);
-        if (output_record(out, def, &h, buffer, (size_t) n) != 0)
-                return READ_FAILED;
-        if (uebctl_opts.count && ++*seen >= uebctl_opts.count)
-                return READ_DONE;
+        if (r < 0)
+                fprintf(stderr, "warning: skipped the malformed rest of a message of %zd bytes\n", n);
         return READ_MORE;
 }
 

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl status [NAME...]: the broker's status text (SPEC.md section 4), or
- * the state of named events, as systemctl status shows units. */
+/* uebctl status [NAME...]: the broker's status text (SPEC.md section 4),
+ * then what its data path counted (the RecordCounters property) if it has
+ * any; or the state of named events, as systemctl status shows units. */
 #include "uebctl.h"
 
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,50 @@
 #include "cleanup.h"
 #include "strbuf.h"
 #include "text-escape.h"
+
+/* Counter names as the broker gives them, and how to print them. */
+static const struct {
+        const char *key;
+        const char *label;
+} record_counters[] = {
+        { "received", "Records received" },
+        { "dropped", "Records dropped as invalid" },
+        { "writer-dropped", "Records writers dropped (data file or ring full)" },
+        { "recorded", "Records recorded" },
+        { "lost", "Records lost to slow consumers" },
+};
+
+static int print_record_counters(sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint64_t values[sizeof(record_counters) / sizeof(record_counters[0])] = { 0 };
+        bool any = false;
+        const char *key;
+        uint64_t value;
+        int r;
+
+        r = sd_bus_get_property(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "RecordCounters", &error,
+                                &reply, "a{st}");
+        if (r < 0)
+                return uebctl_call_failed("RecordCounters", r, &error);
+        r = sd_bus_message_enter_container(reply, 'a', "{st}");
+        while (r > 0 && (r = sd_bus_message_read(reply, "{st}", &key, &value)) > 0)
+                for (size_t i = 0; i < sizeof(record_counters) / sizeof(record_counters[0]); i++)
+                        if (strcmp(key, record_counters[i].key) == 0) {
+                                values[i] = value;
+                                any = true;
+                        }
+        if (r < 0) {
+                fprintf(stderr, "error: RecordCounters: unexpected reply\n");
+                return 1;
+        }
+        if (!any)
+                return 0;       /* the kernel carries the records */
+        putchar('\n');
+        for (size_t i = 0; i < sizeof(record_counters) / sizeof(record_counters[0]); i++)
+                printf("%s: %" PRIu64 "\n", record_counters[i].label, values[i]);
+        return 0;
+}
 
 static int print_status_text(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -27,7 +74,7 @@ static int print_status_text(sd_bus *bus) {
         }
         uebctl_pager_open();
         fputs(text, stdout);
-        return 0;
+        return print_record_counters(bus);
 }
 
 static void append_event_text(struct strbuf *sb, const struct uebctl_event_info *e) {

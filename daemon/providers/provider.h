@@ -106,6 +106,17 @@ struct provider_settings {
         const char *tracefs;    /* --tracefs=PATH: where tracefs is mounted */
 };
 
+/* What passed through the daemon's data path since the provider started
+ * (providers whose kernel carries the records have no counters). */
+struct provider_counters {
+        uint64_t received;              /* messages read from data files */
+        uint64_t dropped;               /* of those, invalid: unknown write index, bad payload */
+        uint64_t writer_dropped;        /* records writers could not hand over (full data
+                                         * file), as their drop reports say */
+        uint64_t recorded;              /* records delivered to record streams */
+        uint64_t lost;                  /* records a record stream missed (consumer too slow) */
+};
+
 struct provider_ops {
         const char *name;
         /* Descriptors the daemon holds per session, to size Clients= against
@@ -160,6 +171,17 @@ struct provider_ops {
          * stream. */
         int (*record_matching)(struct provider *p, struct provider_event *const *events, size_t n_events,
                                const char *const *patterns, size_t n_patterns);
+
+        /* The data path's counters; NULL when the daemon is not on the data
+         * path. */
+        void (*counters)(struct provider *p, struct provider_counters *ret);
+
+        /* A shared-memory ring for the session (ring.h) of about @requested
+         * data bytes: returns its memfd (the caller's, to hand out) with
+         * the data size granted in *@ret_size; -EBUSY when the session has
+         * one, -EDQUOT when rings use all the memory allowed. NULL: the
+         * provider has none. */
+        int (*session_ring)(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size);
 };
 
 extern const struct provider_ops embedded_provider_ops;

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -14,10 +13,14 @@
 struct record_sink {
         int fd;
         sd_event_source *io;
-        uint64_t unreported;    /* lost, not yet told to the consumer */
+        struct record_batch batch;      /* the next message */
+        uint64_t batch_records;         /* records in it, LOST notices not counted */
+        bool waiting;                   /* the message waits for room */
+        uint64_t unreported;            /* lost, not yet told to the consumer */
         uint64_t sent;
         uint64_t lost;
         void (*on_gone)(void *userdata);
+        void (*on_drained)(void *userdata);
         void *userdata;
 };
 
@@ -26,6 +29,7 @@ struct record_sink *record_sink_free(struct record_sink *s) {
                 return NULL;
         sd_event_source_disable_unref(s->io);
         safe_close(s->fd);
+        free(s->batch.data);
         free(s);
         return NULL;
 }
@@ -34,19 +38,8 @@ static void record_sink_freep(struct record_sink **s) {
         *s = record_sink_free(*s);
 }
 
-static int send_lost_notice(struct record_sink *s) {
-        struct ueb_record_header h = {
-                .length = sizeof(h),
-                .flags = UEB_RECORD_FLAG_LOST,
-                .lost_count = s->unreported,
-        };
-
-        if (send(s->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-                return -errno;
-        s->unreported = 0;
-        /* Nothing pending any more: only wait for the consumer to close. */
-        (void) sd_event_source_set_io_events(s->io, 0);
-        return 0;
+void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *userdata)) {
+        s->on_drained = on_drained;
 }
 
 void record_sink_count_lost(struct record_sink *s, uint64_t n) {
@@ -58,8 +51,49 @@ void record_sink_count_lost(struct record_sink *s, uint64_t n) {
         (void) sd_event_source_set_io_events(s->io, EPOLLOUT);
 }
 
+/* The notice of what was lost, packed where the records went missing. */
+static int pack_lost_notice(struct record_sink *s) {
+        const struct ueb_record_header h = { .flags = UEB_RECORD_FLAG_LOST, .lost_count = s->unreported };
+        int r;
+
+        if (s->unreported == 0)
+                return 0;
+        r = record_batch_append(&s->batch, &h, NULL, 0, NULL, 0);
+        if (r < 0)
+                return r;
+        s->unreported = 0;
+        return 0;
+}
+
+int record_sink_flush(struct record_sink *s) {
+        ssize_t n;
+
+        if (s->batch.len == 0)
+                return 0;
+        n = send(s->fd, s->batch.data, s->batch.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno == EAGAIN) {
+                s->waiting = true;
+                (void) sd_event_source_set_io_events(s->io, EPOLLOUT);
+                return -EAGAIN;
+        }
+        if (n < 0) {
+                /* Gone: EPOLLHUP tells the owner. */
+                s->lost += s->batch_records;
+                n = -errno;
+        } else {
+                s->sent += s->batch_records;
+                n = 0;
+        }
+        s->batch.len = 0;
+        s->batch_records = 0;
+        s->waiting = false;
+        (void) sd_event_source_set_io_events(s->io, s->unreported > 0 ? EPOLLOUT : 0);
+        return (int) n;
+}
+
 static int sink_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct record_sink *s = userdata;
+        bool was_waiting = s->waiting;
 
         if (revents & (EPOLLHUP | EPOLLERR)) {
                 log_debug("Record stream closed by its consumer.");
@@ -69,8 +103,16 @@ static int sink_io(sd_event_source *source, int fd, uint32_t revents, void *user
                 s->on_gone(s->userdata);
                 return 0;
         }
-        if ((revents & EPOLLOUT) && s->unreported > 0)
-                (void) send_lost_notice(s);
+        if (!(revents & EPOLLOUT) || record_sink_flush(s) < 0)
+                return 0;
+        /* Room again: what was lost meanwhile is told now, not with the
+         * next record, which may be long in coming. */
+        if (pack_lost_notice(s) >= 0)
+                (void) record_sink_flush(s);
+        if (s->batch.len == 0 && s->unreported == 0)
+                (void) sd_event_source_set_io_events(source, 0);
+        if (was_waiting && !s->waiting && s->on_drained)
+                s->on_drained(s->userdata);
         return 0;
 }
 
@@ -85,6 +127,10 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
         s->fd = -EBADF;
         s->on_gone = on_gone;
         s->userdata = userdata;
+        s->batch.data = malloc(UEB_RECORD_MESSAGE_MAX);
+        if (!s->batch.data)
+                return -ENOMEM;
+        s->batch.capacity = UEB_RECORD_MESSAGE_MAX;
 
         r = socketpair_seqpacket(fds);
         if (r < 0)
@@ -115,27 +161,23 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
 
 bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len) {
-        struct iovec iov[3] = {
-                { h, sizeof(*h) },
-                { (void *) name, name_len },
-                { (void *) payload, payload_len },
-        };
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
+        int r;
 
-        h->length = (uint32_t) (sizeof(*h) + name_len + payload_len);
-        h->name_len = (uint16_t) name_len;
-
-        if (s->unreported > 0 && send_lost_notice(s) < 0) {
+        /* The notice first, so that it stands where the records went
+         * missing; a full message is sent first, if the consumer has room. */
+        r = pack_lost_notice(s);
+        if (r == -ENOBUFS && record_sink_flush(s) >= 0)
+                r = pack_lost_notice(s);
+        if (r >= 0) {
+                r = record_batch_append(&s->batch, h, name, name_len, payload, payload_len);
+                if (r == -ENOBUFS && record_sink_flush(s) >= 0)
+                        r = record_batch_append(&s->batch, h, name, name_len, payload, payload_len);
+        }
+        if (r < 0) {
                 record_sink_count_lost(s, 1);
                 return false;
         }
-        if (sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-                /* EAGAIN: consumer too slow. EPIPE and friends: it is gone,
-                 * EPOLLHUP tells the owner; count either way. */
-                record_sink_count_lost(s, 1);
-                return false;
-        }
-        s->sent++;
+        s->batch_records++;
         return true;
 }
 
@@ -145,4 +187,8 @@ uint64_t record_sink_sent(const struct record_sink *s) {
 
 uint64_t record_sink_lost(const struct record_sink *s) {
         return s->lost;
+}
+
+uint64_t record_sink_unsent(const struct record_sink *s) {
+        return s->batch_records;
 }

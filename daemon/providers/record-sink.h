@@ -4,10 +4,13 @@
 /*
  * One consumer's end of a Record stream (uebroker-record.h), for every
  * provider: a non-blocking SOCK_SEQPACKET socket the broker writes and
- * never reads. A record that does not fit (consumer too slow) is counted
- * and reported to the consumer as a UEB_RECORD_FLAG_LOST message once it has
- * room; the broker never waits for a consumer. When the consumer closes its
- * end, the owner is told (on_gone) and frees the sink.
+ * never reads. Records are packed into the next message, which goes out
+ * when it is full or when the owner flushes (after each batch it read). A
+ * message the consumer has no room for waits for EPOLLOUT; a record that
+ * finds that message full too is counted as lost and reported to the
+ * consumer as a UEB_RECORD_FLAG_LOST record where it went missing; the broker
+ * never waits for a consumer. When the consumer closes its end, the owner
+ * is told (on_gone) and frees the sink.
  */
 
 #include <stdbool.h>
@@ -15,7 +18,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "uebroker-record.h"
+#include "record-stream.h"
 
 /* A larger buffer absorbs bursts; the kernel caps it at wmem_max, which an
  * unprivileged socket cannot exceed. */
@@ -30,10 +33,19 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
                     void (*on_gone)(void *userdata), void *userdata, struct record_sink **ret, int *ret_consumer_fd);
 struct record_sink *record_sink_free(struct record_sink *s);
 
-/* Sends one record: @h (length and name_len are filled in here), the name,
- * the payload. Returns true if sent, false if counted as lost. */
+/* Called (with the sink's userdata) when a message that had to wait for
+ * room went out: the consumer reads again. */
+void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *userdata));
+
+/* Packs one record: @h (length and name_len are filled in here), the name,
+ * the payload. Returns true if packed, false if counted as lost. */
 bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
+
+/* Sends what is packed: 0 (or nothing to send), -EAGAIN while the consumer
+ * has no room (the message waits for EPOLLOUT), another negative errno
+ * when the consumer is gone (the message's records are lost). */
+int record_sink_flush(struct record_sink *s);
 
 /* @n records were lost before reaching the sink (a kernel ring buffer
  * overran): counted and reported like the sink's own. */
@@ -42,3 +54,5 @@ void record_sink_count_lost(struct record_sink *s, uint64_t n);
 /* Records sent, and lost to a slow consumer, over the sink's life. */
 uint64_t record_sink_sent(const struct record_sink *s);
 uint64_t record_sink_lost(const struct record_sink *s);
+/* Records packed, not sent yet (lost if the sink is freed now). */
+uint64_t record_sink_unsent(const struct record_sink *s);

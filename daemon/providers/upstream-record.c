@@ -166,6 +166,8 @@ static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
                         .pid = (uint32_t) pid,
                         .uid = UEB_RECORD_UID_UNKNOWN,
                         .timestamp_ns = (uint64_t) ((int64_t) ts + offset),
+                        .tid = (uint32_t) pid,
+                        .write_monotonic_ns = ts,
                 };
                 (void) record_sink_send(r->sink, &h, ev->name, ev->name_len, (uint8_t *) data + TRACE_ENTRY_SIZE,
                                         (size_t) size - TRACE_ENTRY_SIZE);
@@ -186,6 +188,7 @@ static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userd
                         break;
                 send_subbuffer(r, offset);
         }
+        (void) record_sink_flush(r->sink);
         return 0;
 }
 

@@ -67,6 +67,12 @@ int memfd_seal_read_only(int fd) {
         return 0;
 }
 
+int memfd_seal_size(int fd) {
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+                return -errno;
+        return 0;
+}
+
 int fd_reopen_read_only(int fd) {
         char path[sizeof("/proc/self/fd/") + 12];
         int r;

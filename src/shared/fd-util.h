@@ -34,6 +34,11 @@ int memfd_new_sized(const char *name, size_t size);
  */
 int memfd_seal_read_only(int fd);
 
+/* Seals @fd's size for good (F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_SEAL), write
+ * access left as it is: memory shared read-write with a client that can
+ * never truncate it under our mapping (SIGBUS). */
+int memfd_seal_size(int fd);
+
 /* A new O_RDONLY descriptor for the same file (through /proc/self/fd), so
  * the receiver cannot map it writable even without seals. */
 int fd_reopen_read_only(int fd);

@@ -34,8 +34,14 @@ NAME = 'org.uebroker1'
 PATH = '/org/uebroker1'
 IFACE = 'org.uebroker1.Broker'
 ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
-RECORD_HEADER = struct.Struct('=IHHIIQQ')
+RECORD_HEADER = struct.Struct('=IHHIIQQIIQ')
 RECORD_FLAG_LOST = 1
+RECORD_STREAM_MESSAGE_MAX = 128 * 1024
+# The ring (src/shared/ring.h).
+RING_HEADER_SIZE = 4096
+RING_TAIL, RING_DROPPED, RING_HEAD, RING_WAITING = 64, 72, 128, 136
+RING_RECORD = struct.Struct('=IIIIQ')
+RING_COMMITTED = 1 << 31
 EVENT_STATUS_OTHER = 0x80
 
 
@@ -140,13 +146,15 @@ class Contract(unittest.TestCase):
         self.assertEqual(methods['ListEvents'], [('events', 'a(ssuub)', 'out')])
         self.assertEqual(methods['GetStatus'], [('status', 's', 'out')])
         self.assertEqual(methods['Record'], [('names', 'as', 'in'), ('record_fd', 'h', 'out')])
+        self.assertEqual(methods['OpenRing'], [('size', 'u', 'in'), ('ring_fd', 'h', 'out'), ('data_size', 'u', 'out')])
         self.assertEqual(methods['RecordMatching'], [('patterns', 'as', 'in'), ('record_fd', 'h', 'out')])
         signals = {m.get('name'): [(a.get('name'), a.get('type')) for a in m.findall('arg')]
                    for m in iface[0].findall('signal')}
         self.assertEqual(signals, {'EventAdded': [('name', 's'), ('fields', 's'), ('owner_uid', 'u')],
                                    'EventRemoved': [('name', 's')]})
         props = {p.get('name'): p.get('type') for p in iface[0].findall('property')}
-        self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u'})
+        self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u',
+                                 'RecordCounters': 'a{st}'})
 
         # --bus-introspect writes what the running daemon serves, and the
         # committed dbus/ file is that output.
@@ -176,6 +184,141 @@ class Contract(unittest.TestCase):
         before = int(props.Get(IFACE, 'ActiveEvents'))
         self.register('prop_ev u32 a')
         self.assertEqual(int(props.Get(IFACE, 'ActiveEvents')), before + 1)
+
+    def counters(self):
+        props = dbus.Interface(self.conn.get_object(NAME, PATH), 'org.freedesktop.DBus.Properties')
+        return {str(k): int(v) for k, v in props.Get(IFACE, 'RecordCounters').items()}
+
+    def test_record_counters(self):
+        # Every message is counted: received, dropped as invalid, recorded;
+        # drop reports (data-message.h) add what writers could not hand over.
+        data_fd, _, _, wi = self.register('count_ev u32 a')
+        sock = socket.socket(fileno=take(self.broker.Record(['count_ev'])))
+        try:
+            before = self.counters()
+            self.assertEqual(set(before), {'received', 'dropped', 'writer-dropped', 'recorded', 'lost'})
+            os.write(data_fd, struct.pack('=II', wi, 1))                    # recorded
+            os.write(data_fd, struct.pack('=I', wi))                        # too short: invalid
+            os.write(data_fd, struct.pack('=IQ', 0xffffffff, 5))            # drop report: 5
+            os.write(data_fd, struct.pack('=II', 0xffffffff, 5))            # not a report: invalid
+            os.write(data_fd, struct.pack('=II', wi, 2))                    # recorded
+            self.assertEqual([struct.unpack('=I', r[6])[0] for r in self.read_records(sock, 2)], [1, 2])
+            after = self.counters()
+            self.assertEqual({k: after[k] - before[k] for k in after},
+                             {'received': 4, 'dropped': 2, 'writer-dropped': 5, 'recorded': 2, 'lost': 0})
+        finally:
+            sock.close()
+
+    def open_ring(self, size, broker=None):
+        """OpenRing on a connection that registered: the mapping (read-write,
+        shared with the broker) and the data size granted."""
+        fd, granted = (broker or self.broker).OpenRing(dbus.UInt32(size))
+        fd = take(fd)
+        try:
+            return mmap.mmap(fd, RING_HEADER_SIZE + int(granted)), int(granted), fd
+        except Exception:
+            os.close(fd)
+            raise
+
+    def ring_write(self, ring, size, write_index, tid, timestamp, payload):
+        """One record the way libuebroker writes it (ring.h), one writer."""
+        tail, = struct.unpack_from('=Q', ring, RING_TAIL)
+        length = (RING_RECORD.size + len(payload) + 7) // 8 * 8
+        pos = RING_HEADER_SIZE + tail % size
+        self.assertLessEqual(tail % size + length, size, 'the test writes no wrapping records')
+        RING_RECORD.pack_into(ring, pos, 0, write_index, tid, len(payload), timestamp)
+        ring[pos + RING_RECORD.size:pos + RING_RECORD.size + len(payload)] = payload
+        struct.pack_into('=Q', ring, RING_TAIL, tail + length)
+        struct.pack_into('=I', ring, pos, length | RING_COMMITTED)
+
+    def test_ring(self):
+        conn, broker = connect()
+        try:
+            with self.assertRaises(dbus.DBusException) as cm:
+                broker.OpenRing(dbus.UInt32(65536))
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+            data, status, _, wi = broker.Register('ring_ev u32 a')
+            data, status = take(data), take(status)
+            self.fds += [data, status]
+            ring, size, fd = self.open_ring(20000, broker)
+            try:
+                self.assertEqual(size, 32768)   # a power of two, at least what was asked
+                # Sealed: the client cannot shrink it under the broker's mapping.
+                import fcntl
+                seals = fcntl.fcntl(fd, 1034)   # F_GET_SEALS
+                self.assertEqual(seals & 0x7, 0x7, 'SEAL, SHRINK and GROW')
+                with self.assertRaises(OSError):
+                    os.ftruncate(fd, 4096)
+                self.assertEqual(struct.unpack_from('=III', ring, 0), (0x676e6972, 1, size))
+                self.assertEqual(struct.unpack_from('=I', ring, RING_WAITING)[0], 1, 'the broker waits')
+                with self.assertRaises(dbus.DBusException) as cm:
+                    broker.OpenRing(dbus.UInt32(65536))
+                self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+
+                sock = socket.socket(fileno=take(self.broker.Record(['ring_ev'])))
+                try:
+                    before = self.counters()
+                    self.ring_write(ring, size, wi, 4242, 123456789, struct.pack('=I', 1))
+                    self.ring_write(ring, size, wi, 4243, 123456790, struct.pack('=I', 2))
+                    self.ring_write(ring, size, 999, 4243, 1, struct.pack('=I', 3))    # no such index
+                    struct.pack_into('=Q', ring, RING_DROPPED, 5)                      # five refused
+                    os.write(data, struct.pack('=I', 0xfffffffe))                      # the doorbell
+                    records = self.read_records(sock, 2, with_ring=True)
+                    self.assertEqual([(r[0], r[6], r[7], r[8]) for r in records],
+                                     [('ring_ev', struct.pack('=I', 1), 4242, 123456789),
+                                      ('ring_ev', struct.pack('=I', 2), 4243, 123456790)])
+                    self.assertTrue(wait_for(lambda: self.counters()['writer-dropped'] - before['writer-dropped'] == 5))
+                    after = self.counters()
+                    self.assertEqual({k: after[k] - before[k] for k in after},
+                                     {'received': 3, 'dropped': 1, 'writer-dropped': 5, 'recorded': 2, 'lost': 0})
+                    # Read and freed: the head moved, the space is zero again.
+                    head, = struct.unpack_from('=Q', ring, RING_HEAD)
+                    self.assertEqual(head, struct.unpack_from('=Q', ring, RING_TAIL)[0])
+                    self.assertEqual(ring[RING_HEADER_SIZE:RING_HEADER_SIZE + head], b'\0' * head)
+                finally:
+                    sock.close()
+            finally:
+                ring.close()
+                os.close(fd)
+        finally:
+            conn.close()
+
+    def test_ring_hostile(self):
+        # A client scribbling on its ring loses its own records, nobody
+        # else's, and the broker goes on.
+        conn_a, broker_a = connect()
+        conn_b, broker_b = connect()
+        try:
+            data_a, _, _, wi_a = self.register('hostile_ring u32 a', broker_a)
+            data_b, _, _, wi_b = self.register('hostile_ring u32 a', broker_b)
+            ring, size, fd = self.open_ring(8192, broker_a)
+            sock = socket.socket(fileno=take(self.broker.Record(['hostile_ring'])))
+            try:
+                self.ring_write(ring, size, wi_a, 1, 1, struct.pack('=I', 1))
+                os.write(data_a, struct.pack('=I', 0xfffffffe))
+                self.assertEqual([r[6] for r in self.read_records(sock, 1, with_ring=True)], [struct.pack('=I', 1)])
+                # A committed word shorter than a record, then garbage
+                # everywhere, tail and all.
+                tail, = struct.unpack_from('=Q', ring, RING_TAIL)
+                struct.pack_into('=I', ring, RING_HEADER_SIZE + tail % size, 12 | RING_COMMITTED)
+                struct.pack_into('=Q', ring, RING_TAIL, tail + 32)
+                os.write(data_a, struct.pack('=I', 0xfffffffe))
+                ring[RING_HEADER_SIZE:] = os.urandom(size)
+                struct.pack_into('=Q', ring, RING_TAIL, 2**64 - 1)
+                os.write(data_a, struct.pack('=I', 0xfffffffe))
+                # The other client, and a's own socket, still arrive.
+                os.write(data_b, struct.pack('=II', wi_b, 2))
+                os.write(data_a, struct.pack('=II', wi_a, 3))
+                records = self.read_records(sock, 2, with_ring=True)
+                self.assertEqual(sorted(r[6] for r in records), [struct.pack('=I', 2), struct.pack('=I', 3)])
+                self.broker.GetStatus()
+            finally:
+                sock.close()
+                ring.close()
+                os.close(fd)
+        finally:
+            conn_a.close()
+            conn_b.close()
 
     def test_register_same_file_same_indexes(self):
         d1, s1, si1, wi1 = self.register('reg_a u32 a')
@@ -431,19 +574,36 @@ class Contract(unittest.TestCase):
             os.close(rw)
         self.assertEqual(self.status_byte(status_fd, si), 0)
 
-    def read_records(self, sock, count, timeout=10.0):
+    def read_records(self, sock, count, timeout=10.0, with_ring=False):
+        """Records as (name, flags, pid, uid, ts, lost, payload), and with
+        @with_ring also the writer's tid and CLOCK_MONOTONIC time."""
         records = []
         end = time.monotonic() + timeout
         while len(records) < count and time.monotonic() < end:
             r, _, _ = select.select([sock], [], [], 0.2)
             if not r:
                 continue
-            msg = sock.recv(1 << 17)
-            length, name_len, flags, pid, uid, ts, lost = RECORD_HEADER.unpack_from(msg)
-            self.assertEqual(length, len(msg))
-            name = msg[RECORD_HEADER.size:RECORD_HEADER.size + name_len].decode()
-            payload = msg[RECORD_HEADER.size + name_len:]
-            records.append((name, flags, pid, uid, ts, lost, payload))
+            records.extend(self.parse_message(sock.recv(RECORD_STREAM_MESSAGE_MAX), with_ring))
+        return records
+
+    def parse_message(self, msg, with_ring=False):
+        """The records of one stream message (record-stream.h): each a
+        header, name and payload, padded to 8 bytes; the message is the sum."""
+        records = []
+        self.assertEqual(len(msg) % 8, 0, 'a message is padded to 8 bytes')
+        offset = 0
+        while offset < len(msg):
+            length, name_len, flags, pid, uid, ts, lost, tid, _, mono = RECORD_HEADER.unpack_from(msg, offset)
+            if not with_ring:
+                self.assertEqual((tid, mono), (0, 0), 'the writev path does not know the thread nor the time')
+            self.assertGreaterEqual(length, RECORD_HEADER.size + name_len)
+            self.assertLessEqual(offset + length, len(msg))
+            start = offset + RECORD_HEADER.size
+            name = msg[start:start + name_len].decode()
+            payload = msg[start + name_len:offset + length]
+            self.assertEqual(msg[offset + length:offset + (length + 7) // 8 * 8], b'\0' * ((8 - length % 8) % 8))
+            records.append((name, flags, pid, uid, ts, lost, payload) + ((tid, mono) if with_ring else ()))
+            offset += (length + 7) // 8 * 8
         return records
 
     def test_record(self):
@@ -616,6 +776,7 @@ class Contract(unittest.TestCase):
     def test_slow_consumer_loses_records_writer_never_blocks(self):
         data_fd, status_fd, si, wi = self.register('slow_ev u32 a; char[1000] pad')
         sock = socket.socket(fileno=take(self.broker.Record(['slow_ev'])))
+        before = self.counters()
         try:
             sent = 0
             eagain = 0
@@ -635,15 +796,17 @@ class Contract(unittest.TestCase):
                 r, _, _ = select.select([sock], [], [], 1.0)
                 if not r:
                     break
-                msg = sock.recv(1 << 17)
-                length, name_len, flags, pid, uid, ts, lost_count = RECORD_HEADER.unpack_from(msg)
-                if flags & RECORD_FLAG_LOST:
-                    self.assertEqual(name_len, 0)
-                    lost += lost_count
-                else:
-                    received += 1
+                msg = sock.recv(RECORD_STREAM_MESSAGE_MAX)
+                for name, flags, _, _, _, lost_count, payload in self.parse_message(msg):
+                    if flags & RECORD_FLAG_LOST:
+                        self.assertEqual((name, payload), ('', b''))
+                        lost += lost_count
+                    else:
+                        received += 1
             self.assertGreater(lost, 0, 'a consumer that never read lost nothing?')
             self.assertEqual(received + lost, sent)
+            after = self.counters()
+            self.assertEqual((after['recorded'] - before['recorded'], after['lost'] - before['lost']), (received, lost))
         finally:
             sock.close()
 

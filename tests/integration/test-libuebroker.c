@@ -34,7 +34,7 @@
 #include "cleanup.h"
 #include "event-decode.h"
 #include "event-def.h"
-#include "uebroker-record.h"
+#include "record-stream.h"
 #include "uebroker.h"
 
 #define TICK "lt_tick u32 count; __data_loc char[] msg"
@@ -82,6 +82,23 @@ static int list_registrations(sd_bus *bus, const char *name) {
         return result;
 }
 
+/* One of the broker's RecordCounters, or UINT64_MAX. */
+static uint64_t record_counter(sd_bus *bus, const char *name) {
+        sd_bus_message *reply = NULL;
+        const char *key;
+        uint64_t value, result = UINT64_MAX;
+
+        if (sd_bus_get_property(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "RecordCounters",
+                                NULL, &reply, "a{st}") < 0)
+                return UINT64_MAX;
+        if (sd_bus_message_enter_container(reply, 'a', "{st}") >= 0)
+                while (sd_bus_message_read(reply, "{st}", &key, &value) > 0)
+                        if (strcmp(key, name) == 0)
+                                result = value;
+        sd_bus_message_unref(reply);
+        return result;
+}
+
 static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
         uint32_t len = (uint32_t) strlen(msg) + 1, loc = len << 16 | (8 + 8);
         struct iovec iov[] = { { &count, 4 }, { &loc, 4 }, { (void *) msg, len } };
@@ -89,41 +106,62 @@ static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
         return ueb_write(e, iov, 3);
 }
 
+/* The record stream being read: a message holds several records, and what
+ * record_read() has not returned yet waits here. One stream at a time. */
+static uint8_t record_buf[UEB_RECORD_MESSAGE_MAX];
+static size_t record_len, record_offset;
+/* The last record's header, for what the text does not show. */
+static struct ueb_record_header record_last;
+
+/* Closes a stream and forgets what was left of it. */
+static void record_close(int fd) {
+        record_len = record_offset = 0;
+        close(fd);
+}
+
 /* Reads one record (waiting up to 5 s) and returns its decoded text
  * "NAME: fields", or NULL. */
 static char *record_read(int fd, struct event_def *def) {
-        static uint8_t buf[70000];
+        uint8_t *buf = record_buf;
+        size_t *len = &record_len, *offset = &record_offset;
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        struct ueb_record_header h;
+        struct record_view rec;
         struct strbuf sb = STRBUF_INIT;
         ssize_t n;
+        int r;
 
         for (;;) {
+                r = record_stream_next(buf, *len, offset, &rec);
+                if (r < 0)
+                        return NULL;
+                if (r > 0) {
+                        if (rec.header.flags & UEB_RECORD_FLAG_LOST)
+                                continue;
+                        break;
+                }
                 if (poll(&p, 1, 5000) <= 0)
                         return NULL;
-                n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-                if (n < (ssize_t) sizeof(h))
+                n = recv(fd, buf, sizeof(record_buf), MSG_DONTWAIT);
+                if (n <= 0)
                         return NULL;
-                memcpy(&h, buf, sizeof(h));
-                if (!(h.flags & UEB_RECORD_FLAG_LOST))
-                        break;
+                *len = (size_t) n;
+                *offset = 0;
         }
-        if (h.length != (size_t) n || sizeof(h) + h.name_len > (size_t) n)
-                return NULL;
+        record_last = rec.header;
         /* Every record read here was written by this process (the
          * hammer is a thread of it). Each wrong one is a failure; the
          * hammer's records are many, so only the first few are shown. */
-        if ((pid_t) h.pid != getpid() || (uid_t) h.uid != getuid()) {
+        if ((pid_t) rec.header.pid != getpid() || (uid_t) rec.header.uid != getuid()) {
                 static unsigned shown;
 
                 failures++;
                 if (shown++ < 3)
-                        printf("FAIL (%s:%d): record pid %u uid %u, ours %d %u\n", __FILE__, __LINE__, h.pid,
-                               h.uid, (int) getpid(), (unsigned) getuid());
+                        printf("FAIL (%s:%d): record pid %u uid %u, ours %d %u\n", __FILE__, __LINE__,
+                               rec.header.pid, rec.header.uid, (int) getpid(), (unsigned) getuid());
         }
-        strbuf_append_n(&sb, (const char *) buf + sizeof(h), h.name_len);
+        strbuf_append_n(&sb, rec.name, rec.header.name_len);
         strbuf_append(&sb, ": ");
-        if (event_decode_text(def, buf + sizeof(h) + h.name_len, (size_t) n - sizeof(h) - h.name_len, &sb) < 0)
+        if (event_decode_text(def, rec.payload, rec.payload_len, &sb) < 0)
                 strbuf_append(&sb, "(undecodable)");
         return strbuf_steal(&sb);
 }
@@ -264,11 +302,23 @@ int main(void) {
         rec = record_open(bus, "lt_tick");
         REQUIRE(rec >= 0, "Record(lt_tick)");
         CHECK(ueb_enabled(tick), "enabled while recorded");
-        r = write_tick(tick, 7, "hello");
-        CHECK(r == 0, "write returned %d", r);
-        text = record_read(rec, def);
-        CHECK(text && strcmp(text, "lt_tick: count=7 msg=hello") == 0, "decoded '%s'", text ?: "(nothing)");
-        free(text);
+        {
+                struct timespec before, after;
+
+                clock_gettime(CLOCK_MONOTONIC, &before);
+                r = write_tick(tick, 7, "hello");
+                clock_gettime(CLOCK_MONOTONIC, &after);
+                CHECK(r == 0, "write returned %d", r);
+                text = record_read(rec, def);
+                CHECK(text && strcmp(text, "lt_tick: count=7 msg=hello") == 0, "decoded '%s'", text ?: "(nothing)");
+                free(text);
+                /* Through the ring: the writing thread and the time of the
+                 * write come along. */
+                CHECK(record_last.tid == (uint32_t) gettid(), "record tid %u, ours %d", record_last.tid, (int) gettid());
+                CHECK(record_last.write_monotonic_ns >= (uint64_t) before.tv_sec * 1000000000ull + (uint64_t) before.tv_nsec &&
+                      record_last.write_monotonic_ns <= (uint64_t) after.tv_sec * 1000000000ull + (uint64_t) after.tv_nsec,
+                      "stamped at the write (CLOCK_MONOTONIC)");
+        }
         /* A write the broker rejects (payload shorter than the fields) is
          * dropped by it, not delivered. */
         {
@@ -283,7 +333,7 @@ int main(void) {
         CHECK(text && strcmp(text, "lt_tick: count=8 msg=second") == 0, "next record '%s' (short one dropped)",
               text ?: "(nothing)");
         free(text);
-        close(rec);
+        record_close(rec);
         CHECK(WAIT_FOR(!ueb_enabled(tick), 3000), "disabled again when the consumer leaves");
 
         printf("# shared handles and unregister\n");
@@ -302,6 +352,45 @@ int main(void) {
         CHECK(ueb_unregister(other) == 0, "unregister it");
         CHECK(list_registrations(bus, "lt_other") == 0, "the broker dropped that registration");
 
+        printf("# records a full data socket refused reach the broker's counters\n");
+        {
+                struct ueb_event *drops = NULL;
+                struct ueb_stats before, after;
+                uint64_t reported = record_counter(bus, "writer-dropped"), refused = 0;
+                uint8_t x = 1;
+                struct iovec iov = { &x, 1 };
+                pid_t broker = (pid_t) atoi(old_pid_text);
+
+                r = ueb_register(c, "lt_drops u8 x", &drops);
+                REQUIRE(r == 1, "register lt_drops: %d", r);
+                ueb_event_stats(drops, &before);
+                /* The broker stopped: the socket fills, then refuses. */
+                REQUIRE(kill(broker, SIGSTOP) == 0, "SIGSTOP the broker");
+                for (unsigned i = 0; i < 100000 && refused < 10; i++)
+                        if (ueb_write(drops, &iov, 1) == -EAGAIN)
+                                refused++;
+                REQUIRE(kill(broker, SIGCONT) == 0, "SIGCONT the broker");
+                CHECK(refused == 10, "the full socket refused %llu writes", (unsigned long long) refused);
+                /* The next write that goes through carries the report. */
+                r = -EAGAIN;
+                for (unsigned i = 0; i < 500 && r == -EAGAIN; i++) {
+                        r = ueb_write(drops, &iov, 1);
+                        if (r == -EAGAIN) {
+                                refused++;
+                                sleep_ms(10);
+                        }
+                }
+                CHECK(r == 0, "a write after the broker resumed: %d", r);
+                ueb_event_stats(drops, &after);
+                CHECK(after.dropped - before.dropped == refused, "the writer counted %llu drops, refused %llu",
+                      (unsigned long long) (after.dropped - before.dropped), (unsigned long long) refused);
+                CHECK(WAIT_FOR(record_counter(bus, "writer-dropped") - reported == refused, 3000),
+                      "the broker counts the %llu drops as the writer's (counter moved by %llu)",
+                      (unsigned long long) refused,
+                      (unsigned long long) (record_counter(bus, "writer-dropped") - reported));
+                CHECK(ueb_unregister(drops) == 0, "unregister lt_drops");
+        }
+
         printf("# broker restart under a busy client\n");
         hammer.event = tick;
         REQUIRE(pthread_create(&hammer_thread, NULL, hammer_main, &hammer) == 0, "hammer thread");
@@ -309,7 +398,7 @@ int main(void) {
         REQUIRE(kill((pid_t) atoi(old_pid_text), SIGTERM) == 0, "SIGTERM the harness's broker");
         CHECK(WAIT_FOR(!ueb_registered(tick), 10000), "the client noticed the broker leaving");
         CHECK(!ueb_enabled(tick), "disabled while no broker runs");
-        close(rec);
+        record_close(rec);
 
         r = ueb_register(c, "lt_late u16 y", &late);
         CHECK(r == 0 && late, "register while no broker runs is pending: %d (%s)", r, ueb_last_error(c));
@@ -346,7 +435,7 @@ int main(void) {
         CHECK(text && strcmp(text, "lt_tick: count=10 msg=after restart") == 0, "record '%s'",
               text ?: "(nothing)");
         free(text);
-        close(rec);
+        record_close(rec);
 
         ueb_event_stats(tick, &stats);
         CHECK(stats.registrations == 2, "two registrations of lt_tick: %llu", (unsigned long long) stats.registrations);

@@ -216,6 +216,13 @@ PY
 out="$("$UEBCTL" emit "$EV" a=1)"
 check "disabled after record ends" "ctl_ev: not enabled, nothing written" "$out"
 
+# The status text ends with what the data path counted: the five records
+# recorded above, none lost, none invalid.
+out="$("$UEBCTL" status)" || fail "status exits 0 after recording"
+check "status: recorded" "Records recorded: 5" "$(echo "$out" | grep '^Records recorded:')"
+check "status: lost" "Records lost to slow consumers: 0" "$(echo "$out" | grep '^Records lost')"
+check "status: invalid" "Records dropped as invalid: 0" "$(echo "$out" | grep '^Records dropped as invalid')"
+
 # Refusals: bad values and bad commands, with messages, nothing registered.
 out="$("$UEBCTL" emit "$EV" a=-1 2>&1)"; rc=$?
 check "negative u32 refused" "1 error: a: -1 is negative, u32 is unsigned" "$rc $out"

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The embedded provider's pieces (see embedded.c for the whole):
+ *   embedded.c           the provider, its events and status page, sessions
+ *                        and their data sockets (the data path)
+ *   embedded-recorder.c  record streams: packing records into messages, and
+ *                        holding the data path up while one stalls
+ *   embedded-ring.c      the shared-memory rings (OpenRing): reading them,
+ *                        when to wake and when to poll
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <systemd/sd-event.h>
+
+#include "log.h"
+#include "provider.h"
+#include "record-stream.h"
+#include "ring.h"
+#include "status-text.h"
+
+/* A record is its u32 write index plus a payload; dynamic fields address at
+ * most 64 KiB, so anything longer is useless and dropped. */
+#define EMBEDDED_PAYLOAD_MAX 65536u
+#define EMBEDDED_MESSAGE_MAX (sizeof(uint32_t) + EMBEDDED_PAYLOAD_MAX)
+/* Messages one recvmmsg() reads, into slots of EMBEDDED_SLOT_SIZE: one
+ * mapping per daemon, whose pages are touched only as far as messages
+ * reach (one page per slot for small records). */
+#define EMBEDDED_READ_BATCH 64u
+#define EMBEDDED_SLOT_SIZE (EMBEDDED_MESSAGE_MAX + 4096u - EMBEDDED_MESSAGE_MAX % 4096u)
+/* Messages read from one session per wakeup, so one busy writer cannot
+ * starve the others or the bus. */
+#define EMBEDDED_READS_PER_WAKEUP 64u
+/* The bus before the data: data sockets and record streams are served at a
+ * lower sd-event priority than the bus connection (attached at
+ * SD_EVENT_PRIORITY_NORMAL), so a record flood delays no method call; and
+ * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
+#define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
+#define EMBEDDED_RECORDERS_MAX 64u
+/* How long the data path waits for a record stream whose socket is full,
+ * before that stream loses records instead: a short stall of a consumer
+ * makes writers see EAGAIN (counted where they and `uebctl status` see
+ * it, and retried by those who care) rather than the broker discarding
+ * what it read; a consumer that stopped reading cannot hold the others up
+ * longer than this. */
+#define EMBEDDED_STALL_MAX_USEC (200 * 1000ull)
+
+struct provider_event {
+        const struct event_def *def;
+        uint16_t name_len;      /* strlen(def->name), for each record's header */
+        uint32_t status_index;
+        unsigned n_recorders;
+};
+
+struct recorder {
+        struct provider *provider;
+        struct record_sink *sink;
+        /* Which status indexes this recorder wants: one bit each. */
+        uint8_t wanted[STATUS_PAGE_SIZE / 8];
+        struct provider_event **events;
+        size_t n_events;
+        size_t n_allocated;
+        /* RecordMatching: events added later that match join. */
+        char **patterns;
+        size_t n_patterns;
+        /* Its socket was full: the data path waits for it (stalled), up
+         * to EMBEDDED_STALL_MAX_USEC; past that it is slow, and loses
+         * records instead until its message went out. */
+        bool stalled, slow;
+        uint64_t stalled_since_usec;
+        struct recorder *next, *prev;
+};
+
+struct provider_session {
+        struct provider *provider;
+        int daemon_fd;
+        int client_fd;          /* kept so every Register can hand out a dup */
+        sd_event_source *io;
+        const struct write_indexes *indexes;    /* the broker's table: routes records */
+        pid_t pid;
+        uid_t uid;
+        char *bus_name;
+        uint64_t received;
+        uint64_t dropped;
+        bool paused;                    /* reading stopped while a recorder stalls */
+        struct provider_session *paused_next, *paused_prev;
+        /* The ring, if the client opened one: our own head and size, the
+         * mapping only (its memfd is closed once handed out). */
+        struct ring_reader ring;        /* .header NULL: none */
+        size_t ring_map_size;
+        bool ring_busy;                 /* polled by the ring timer instead of waking us */
+        unsigned ring_idle_ticks;
+        struct provider_session *busy_next, *busy_prev;
+};
+
+struct provider {
+        sd_event *event;
+        int page_fd;            /* read-write memfd, ours */
+        int page_ro_fd;         /* read-only descriptor handed to clients */
+        uint8_t *page;
+        uint8_t *slots;         /* EMBEDDED_READ_BATCH slots of EMBEDDED_SLOT_SIZE */
+        struct mmsghdr messages[EMBEDDED_READ_BATCH];
+        struct iovec slot_iov[EMBEDDED_READ_BATCH];
+        struct recorder *recorders;
+        unsigned n_recorders;
+        unsigned n_stalled;             /* recorders the data path waits for */
+        sd_event_source *stall_timer;
+        struct provider_session *paused;
+        uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
+        size_t ring_bytes;              /* mapped for rings, every session's */
+        sd_event_source *ring_timer;
+        struct provider_session *ring_busy;
+        uint64_t received;
+        uint64_t dropped;
+        uint64_t writer_dropped;
+        uint64_t recorded;              /* by recorders already gone; */
+        uint64_t lost;                  /* the others' sinks count theirs */
+        struct log_ratelimit drop_ratelimit;
+};
+
+/* embedded.c */
+/* Handles one record of @s (@payload: what follows the write index),
+ * read at @timestamp_ns (CLOCK_REALTIME); @tid and @write_monotonic_ns
+ * are the ring's, 0 from the socket. */
+void session_handle_record(struct provider_session *s, uint32_t write_index, const uint8_t *payload,
+                           size_t payload_len, uint64_t timestamp_ns, uint32_t tid, uint64_t write_monotonic_ns);
+uint64_t now_realtime_ns(void);
+/* The status byte of @ev from its recorders. */
+void embedded_status_update(struct provider *p, struct provider_event *ev);
+
+/* embedded-ring.c */
+int embedded_ring_init(struct provider *p);
+void embedded_ring_done(struct provider *p);
+/* Opens the session's ring of about @requested data bytes: its memfd
+ * (the caller's, to hand out) and in *@ret_size the data size granted. */
+int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size);
+/* Reads the session's ring: a budget's worth, or with @all everything
+ * committed now (bounded by the ring). Decides how it wakes us next. */
+void session_ring_read(struct provider_session *s, bool all);
+void session_ring_close(struct provider_session *s);
+/* Has the ring timer read the session's ring (after a pause: no doorbell
+ * may come for what was written meanwhile). */
+void session_ring_poll(struct provider_session *s);
+
+/* embedded-recorder.c */
+int embedded_recording_init(struct provider *p);
+/* Frees every recorder; their events are gone already. */
+void embedded_recording_done(struct provider *p);
+int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events);
+int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                             const char *const *patterns, size_t n_patterns);
+/* A new event joins the recordings whose patterns match its name; an
+ * event going away leaves every recording. */
+void recorders_follow(struct provider *p, struct provider_event *ev);
+void recorders_forget(struct provider *p, struct provider_event *ev);
+/* Records recorded and lost over the provider's life. */
+void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost);
+
+static inline bool recorder_wants(const struct recorder *r, uint32_t status_index) {
+        return r->wanted[status_index / 8] & (1u << (status_index % 8));
+}
+
+/* Packs one record for @r; what cannot be sent or kept is counted lost. */
+void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
+                  const void *payload, size_t payload_len);
+/* Sends what the recorders packed. */
+void recorders_flush(struct provider *p);
+/* A session stops reading while a recorder stalls (p->n_stalled), and
+ * goes on when no recorder does. */
+void session_pause(struct provider_session *s);
+void session_unpause(struct provider_session *s);

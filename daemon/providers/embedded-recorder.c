@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The embedded provider's record streams (Record()): each valid record of
+ * the chosen events goes to the recorder's sink (record-sink.h: packed
+ * many per message), flushed after every batch the data path read. A
+ * consumer whose socket is full holds the data path up for at most
+ * EMBEDDED_STALL_MAX_USEC (writers see EAGAIN meanwhile); after that it
+ * loses records, counted in its stream and in the provider's counters,
+ * until its message went out.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "embedded-internal.h"
+#include "event-pattern.h"
+#include "fd-util.h"
+#include "record-sink.h"
+
+/* Closes the stream and frees @r; its events and the list are the
+ * caller's business. */
+static void recorder_release(struct recorder *r) {
+        record_sink_free(r->sink);
+        free(r->events);
+        event_patterns_free(r->patterns, r->n_patterns);
+        free(r);
+}
+
+/* Reading the data sockets stops while a recorder stalls: sessions that
+ * wake meanwhile switch themselves off here, and go on when it is over. */
+void session_pause(struct provider_session *s) {
+        struct provider *p = s->provider;
+
+        if (s->paused)
+                return;
+        (void) sd_event_source_set_enabled(s->io, SD_EVENT_OFF);
+        s->paused = true;
+        s->paused_prev = NULL;
+        s->paused_next = p->paused;
+        if (p->paused)
+                p->paused->paused_prev = s;
+        p->paused = s;
+}
+
+void session_unpause(struct provider_session *s) {
+        struct provider *p = s->provider;
+
+        if (!s->paused)
+                return;
+        if (s->paused_prev)
+                s->paused_prev->paused_next = s->paused_next;
+        else
+                p->paused = s->paused_next;
+        if (s->paused_next)
+                s->paused_next->paused_prev = s->paused_prev;
+        s->paused = false;
+        (void) sd_event_source_set_enabled(s->io, SD_EVENT_ON);
+        session_ring_poll(s);
+}
+
+static void recorder_stall_end(struct recorder *r, bool slow) {
+        struct provider *p = r->provider;
+
+        if (!r->stalled) {
+                /* A slow recorder that sent its message is read again. */
+                if (!slow)
+                        r->slow = false;
+                return;
+        }
+        r->stalled = false;
+        r->slow = slow;
+        if (--p->n_stalled > 0)
+                return;
+        (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_OFF);
+        while (p->paused)
+                session_unpause(p->paused);
+}
+
+static int stall_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
+        struct provider *p = userdata;
+        uint64_t next = UINT64_MAX;
+
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                if (!r->stalled)
+                        continue;
+                if (r->stalled_since_usec + EMBEDDED_STALL_MAX_USEC <= usec) {
+                        log_debug("A record stream has not been read for %llu ms; it loses records from now on.",
+                                  (unsigned long long) (EMBEDDED_STALL_MAX_USEC / 1000));
+                        recorder_stall_end(r, true);
+                } else if (r->stalled_since_usec + EMBEDDED_STALL_MAX_USEC < next)
+                        next = r->stalled_since_usec + EMBEDDED_STALL_MAX_USEC;
+        }
+        if (next != UINT64_MAX) {
+                (void) sd_event_source_set_time(source, next);
+                (void) sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+static void recorder_stall_begin(struct recorder *r) {
+        struct provider *p = r->provider;
+        uint64_t now;
+
+        if (r->stalled || r->slow || sd_event_now(p->event, CLOCK_MONOTONIC, &now) < 0)
+                return;
+        r->stalled = true;
+        r->stalled_since_usec = now;
+        if (p->n_stalled++ > 0)
+                return;
+        (void) sd_event_source_set_time(p->stall_timer, now + EMBEDDED_STALL_MAX_USEC);
+        (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_ONESHOT);
+}
+
+/* The sink's counts move to the provider's when it goes; what was packed
+ * and never sent is lost. */
+static void recorder_retire_counts(struct recorder *r) {
+        struct provider *p = r->provider;
+
+        p->recorded += record_sink_sent(r->sink);
+        p->lost += record_sink_lost(r->sink) + record_sink_unsent(r->sink);
+}
+
+void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost) {
+        *ret_recorded = p->recorded;
+        *ret_lost = p->lost;
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                *ret_recorded += record_sink_sent(r->sink);
+                *ret_lost += record_sink_lost(r->sink);
+        }
+}
+
+static void recorder_free(struct recorder *r) {
+        struct provider *p = r->provider;
+
+        for (size_t i = 0; i < r->n_events; i++) {
+                r->events[i]->n_recorders--;
+                embedded_status_update(p, r->events[i]);
+        }
+        if (r->prev)
+                r->prev->next = r->next;
+        else
+                p->recorders = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
+        p->n_recorders--;
+        recorder_retire_counts(r);
+        recorder_stall_end(r, false);
+        recorder_release(r);
+}
+
+/* Sends what @r packed; a consumer without room stalls the data path. */
+static int recorder_flush(struct recorder *r) {
+        int ret = record_sink_flush(r->sink);
+
+        if (ret == -EAGAIN)
+                recorder_stall_begin(r);
+        else
+                recorder_stall_end(r, false);
+        return ret;
+}
+
+void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
+                  const void *payload, size_t payload_len) {
+        struct ueb_record_header copy = *h;
+
+        (void) record_sink_send(r->sink, &copy, name, name_len, payload, payload_len);
+}
+
+/* Sends what the recorders packed: after each batch read from a session,
+ * so records wait for no timer. */
+void recorders_flush(struct provider *p) {
+        for (struct recorder *r = p->recorders; r; r = r->next)
+                (void) recorder_flush(r);
+}
+
+static void recorder_gone(void *userdata) {
+        recorder_free(userdata);
+}
+
+/* The consumer read again: the message that waited went out. */
+static void recorder_drained(void *userdata) {
+        recorder_stall_end(userdata, false);
+}
+
+static void recorder_releasep(struct recorder **r) {
+        if (*r)
+                recorder_release(*r);
+}
+
+/* Adds @ev to @r's events (once); counts @r as its recorder when
+ * @count_recorder. */
+static int recorder_add_event(struct recorder *r, struct provider_event *ev, bool count_recorder) {
+        uint32_t idx = ev->status_index;
+
+        if (recorder_wants(r, idx))
+                return 0;       /* named twice, or matched by two patterns */
+        if (r->n_events == r->n_allocated) {
+                size_t n = r->n_allocated ? r->n_allocated * 2 : 8;
+                struct provider_event **grown = reallocarray(r->events, n, sizeof(*grown));
+
+                if (!grown)
+                        return -ENOMEM;
+                r->events = grown;
+                r->n_allocated = n;
+        }
+        r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
+        r->events[r->n_events++] = ev;
+        if (count_recorder)
+                ev->n_recorders++;
+        return 0;
+}
+
+/* A new event joins the recordings whose patterns match its name. */
+void recorders_follow(struct provider *p, struct provider_event *ev) {
+        for (struct recorder *r = p->recorders; r; r = r->next) {
+                if (r->n_patterns == 0 ||
+                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
+                        continue;
+                if (recorder_add_event(r, ev, true) < 0)
+                        log_warning("Out of memory: new event %s is not recorded by a recording matching it.",
+                                    ev->def->name);
+        }
+}
+
+/* Takes @ev out of every recording that holds it. */
+void recorders_forget(struct provider *p, struct provider_event *ev) {
+        uint32_t idx = ev->status_index;
+
+        for (struct recorder *r = p->recorders; r && ev->n_recorders > 0; r = r->next) {
+                if (!recorder_wants(r, idx))
+                        continue;
+                for (size_t i = 0; i < r->n_events; i++)
+                        if (r->events[i] == ev) {
+                                r->events[i] = r->events[--r->n_events];
+                                break;
+                        }
+                r->wanted[idx / 8] &= (uint8_t) ~(1u << (idx % 8));
+                ev->n_recorders--;
+        }
+}
+
+static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
+                         const char *const *patterns, size_t n_patterns) {
+        _cleanup_(recorder_releasep) struct recorder *r = NULL;
+        _cleanup_close_ int consumer_fd = -EBADF;
+        int ret;
+
+        if (n_events > STATUS_INDEX_MAX || n_patterns > EVENT_PATTERNS_MAX || (n_events == 0 && n_patterns == 0))
+                return -EINVAL;
+        if (p->n_recorders >= EMBEDDED_RECORDERS_MAX)
+                return -EUSERS;
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->provider = p;
+        for (size_t i = 0; i < n_events; i++) {
+                ret = recorder_add_event(r, events[i], false);
+                if (ret < 0)
+                        return ret;
+        }
+        if (n_patterns > 0) {
+                r->patterns = event_patterns_copy(patterns, n_patterns);
+                if (!r->patterns)
+                        return -ENOMEM;
+                r->n_patterns = n_patterns;
+        }
+
+        ret = record_sink_new(p->event, EMBEDDED_DATA_PRIORITY, "embedded-recorder", recorder_gone, r, &r->sink,
+                              &consumer_fd);
+        if (ret < 0)
+                return ret;
+        record_sink_on_drained(r->sink, recorder_drained);
+
+        for (size_t i = 0; i < r->n_events; i++) {
+                r->events[i]->n_recorders++;
+                embedded_status_update(p, r->events[i]);
+        }
+        r->next = p->recorders;
+        if (r->next)
+                r->next->prev = r;
+        p->recorders = r;
+        p->n_recorders++;
+        r = NULL;
+        ret = consumer_fd;
+        consumer_fd = -EBADF;
+        return ret;
+}
+
+int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+        if (n_events == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, NULL, 0);
+}
+
+int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                             const char *const *patterns, size_t n_patterns) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, patterns, n_patterns);
+}
+
+int embedded_recording_init(struct provider *p) {
+        int r;
+
+        r = sd_event_add_time(p->event, &p->stall_timer, CLOCK_MONOTONIC, UINT64_MAX, 0, stall_timer_fired, p);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_OFF);
+        (void) sd_event_source_set_description(p->stall_timer, "embedded-recorder-stall");
+        return 0;
+}
+
+void embedded_recording_done(struct provider *p) {
+        /* The broker frees sessions and events first, so a recorder's
+         * events are gone: release the recorders without touching them. */
+        while (p->recorders) {
+                struct recorder *r = p->recorders;
+
+                p->recorders = r->next;
+                recorder_retire_counts(r);
+                recorder_release(r);
+        }
+        p->stall_timer = sd_event_source_disable_unref(p->stall_timer);
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The embedded provider's shared-memory rings (OpenRing, ring.h): a
+ * client that has one writes its records into memory it shares with us
+ * and rings the data socket only when we sleep, so a record costs it no
+ * system call.
+ *
+ * Waking: a ring starts idle: we ask to be woken at the next record
+ * (wake_bytes 0), so a sparse writer is read at once. When one wakeup
+ * finds EMBEDDED_RING_BUSY_RECORDS or more, the ring turns busy: the
+ * writer rings only once a quarter of it is full, and the ring timer reads
+ * it every EMBEDDED_RING_POLL_USEC; after EMBEDDED_RING_IDLE_TICKS ticks
+ * with little in it, it is idle again.
+ *
+ * Memory: rings are mappings, not descriptors (the memfd is closed once
+ * handed out), sized by the client within [RING_DATA_MIN, RING_DATA_MAX]
+ * and all together within EMBEDDED_RING_MEMORY_MAX, so that thousands of
+ * clients keep the daemon within its fd and memory budget; a client
+ * refused a ring writes through its socket as before.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "embedded-internal.h"
+#include "fd-util.h"
+
+#define EMBEDDED_RING_MEMORY_MAX (32u * 1024u * 1024u)
+/* Records read from one ring per wakeup or tick. */
+#define EMBEDDED_RING_READS_PER_WAKEUP 1024u
+#define EMBEDDED_RING_BUSY_RECORDS 64u
+#define EMBEDDED_RING_POLL_USEC 1000u
+#define EMBEDDED_RING_IDLE_TICKS 10u
+
+static void ring_set_busy(struct provider_session *s, bool busy) {
+        struct provider *p = s->provider;
+
+        if (s->ring_busy == busy)
+                return;
+        s->ring_busy = busy;
+        s->ring_idle_ticks = 0;
+        if (busy) {
+                s->busy_prev = NULL;
+                s->busy_next = p->ring_busy;
+                if (p->ring_busy)
+                        p->ring_busy->busy_prev = s;
+                p->ring_busy = s;
+                (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
+                return;
+        }
+        if (s->busy_prev)
+                s->busy_prev->busy_next = s->busy_next;
+        else
+                p->ring_busy = s->busy_next;
+        if (s->busy_next)
+                s->busy_next->busy_prev = s->busy_prev;
+        if (!p->ring_busy)
+                (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
+}
+
+struct ring_batch {
+        struct provider_session *session;
+        uint64_t timestamp_ns;
+};
+
+static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
+        struct ring_batch *b = userdata;
+
+        session_handle_record(b->session, rec->write_index, payload, rec->payload_len, b->timestamp_ns, rec->tid,
+                              rec->timestamp_ns);
+}
+
+/* Reads up to @budget records; returns how many, or -EBADMSG (the ring is
+ * given up: logged here). */
+static int ring_read_some(struct provider_session *s, unsigned budget) {
+        struct provider *p = s->provider;
+        struct ring_batch b = { .session = s, .timestamp_ns = now_realtime_ns() };
+        int n;
+
+        n = ring_read(&s->ring, budget, p->ring_scratch, on_ring_record, &b);
+        p->writer_dropped += ring_take_dropped(&s->ring);
+        if (n == -EBADMSG) {
+                log_warning("The ring of %s (pid %d) holds what no writer writes; no longer reading it (its "
+                            "records are lost, no one else's).", s->bus_name, (int) s->pid);
+                ring_set_busy(s, false);
+        }
+        return n;
+}
+
+void session_ring_read(struct provider_session *s, bool all) {
+        struct provider *p = s->provider;
+        unsigned total = 0;
+        int n;
+
+        if (!s->ring.header || s->ring.broken)
+                return;
+        if (all) {
+                /* Everything committed now: at most a ring's worth. */
+                (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1);
+                recorders_flush(p);
+                return;
+        }
+        for (unsigned round = 0; round < 4; round++) {
+                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+                if (n < 0)
+                        break;
+                total += (unsigned) n;
+                if (total >= EMBEDDED_RING_BUSY_RECORDS)
+                        ring_set_busy(s, true);
+                /* Busy rings are polled: wake us only when filling up. */
+                if (!ring_reader_wait(&s->ring, s->ring_busy ? s->ring.size / 4 : 0))
+                        break;
+        }
+        recorders_flush(p);
+}
+
+void session_ring_poll(struct provider_session *s) {
+        if (s->ring.header && !s->ring.broken)
+                ring_set_busy(s, true);
+}
+
+static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
+        struct provider *p = userdata;
+
+        /* A record stream stalls: the data path waits (session_pause). */
+        if (p->n_stalled > 0)
+                goto rearm;
+        for (struct provider_session *s = p->ring_busy, *next; s; s = next) {
+                int n;
+
+                next = s->busy_next;
+                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+                if (n < 0)
+                        continue;
+                s->ring_idle_ticks = (unsigned) n < EMBEDDED_RING_BUSY_RECORDS / 4 ? s->ring_idle_ticks + 1 : 0;
+                if (s->ring_idle_ticks >= EMBEDDED_RING_IDLE_TICKS) {
+                        ring_set_busy(s, false);
+                        if (ring_reader_wait(&s->ring, 0))
+                                (void) ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+                } else
+                        (void) ring_reader_wait(&s->ring, s->ring.size / 4);
+        }
+        recorders_flush(p);
+rearm:
+        (void) sd_event_source_set_time_relative(source, EMBEDDED_RING_POLL_USEC);
+        return 0;
+}
+
+int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        uint32_t size = RING_DATA_MIN;
+        struct ring_header *h;
+        void *map;
+        int r;
+
+        if (s->ring.header)
+                return -EBUSY;
+        while (size < requested && size < RING_DATA_MAX)
+                size *= 2;
+        /* Within the budget, smaller rather than none. */
+        while (p->ring_bytes + RING_HEADER_SIZE + size > EMBEDDED_RING_MEMORY_MAX && size > RING_DATA_MIN)
+                size /= 2;
+        if (p->ring_bytes + RING_HEADER_SIZE + size > EMBEDDED_RING_MEMORY_MAX)
+                return -EDQUOT;
+
+        fd = memfd_new_sized("uebroker-ring", RING_HEADER_SIZE + size);
+        if (fd < 0)
+                return fd;
+        r = memfd_seal_size(fd);
+        if (r < 0)
+                return r;
+        map = mmap(NULL, RING_HEADER_SIZE + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+                return -errno;
+
+        h = map;
+        *h = (struct ring_header) { .magic = RING_MAGIC, .version = RING_VERSION, .data_size = size, .waiting = 1 };
+        s->ring = (struct ring_reader) { .header = h, .data = (uint8_t *) map + RING_HEADER_SIZE, .size = size };
+        s->ring_map_size = RING_HEADER_SIZE + size;
+        p->ring_bytes += s->ring_map_size;
+        *ret_size = size;
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+void session_ring_close(struct provider_session *s) {
+        if (!s->ring.header)
+                return;
+        ring_set_busy(s, false);
+        s->provider->ring_bytes -= s->ring_map_size;
+        munmap(s->ring.header, s->ring_map_size);
+        s->ring = (struct ring_reader) {};
+}
+
+int embedded_ring_init(struct provider *p) {
+        int r;
+
+        p->ring_scratch = malloc(RING_DATA_MAX);
+        if (!p->ring_scratch)
+                return -ENOMEM;
+        r = sd_event_add_time_relative(p->event, &p->ring_timer, CLOCK_MONOTONIC, EMBEDDED_RING_POLL_USEC, 0,
+                                       ring_timer_fired, p);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
+        (void) sd_event_source_set_priority(p->ring_timer, EMBEDDED_DATA_PRIORITY);
+        (void) sd_event_source_set_description(p->ring_timer, "embedded-ring-poll");
+        return 0;
+}
+
+void embedded_ring_done(struct provider *p) {
+        p->ring_timer = sd_event_source_disable_unref(p->ring_timer);
+        free(p->ring_scratch);
+        p->ring_scratch = NULL;
+}

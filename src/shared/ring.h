@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The shared-memory ring of the embedded provider (OpenRing, DESIGN.md):
+ * a memfd the broker creates and maps, the client maps read-write too.
+ * Many threads of the client write records (reserve by compare-and-swap
+ * on @tail, fill, commit by setting the first word last); the broker alone
+ * reads them and frees the space (zeroes it, then moves @head).
+ *
+ *     page 0          struct ring_header
+ *     page 1 ...      data: RING_DATA_SIZE(total) bytes, a power of two
+ *
+ * A record, 8-byte aligned, never wrapping (the end of the data area is
+ * filled with a padding record instead):
+ *
+ *     u32 word        size (header + payload, a multiple of 8) | RING_COMMITTED
+ *                     [| RING_PADDING]; written last, with release order
+ *     u32 write_index as Register gave it
+ *     u32 tid         the writing thread (gettid())
+ *     u32 payload_len exact, the padding excluded
+ *     u64 timestamp   CLOCK_MONOTONIC at the write, ns
+ *     payload
+ *
+ * The broker trusts nothing in the mapping: it keeps its own head and
+ * size, reads at most a budget of records per call, validates every word
+ * and copies a record out before looking at it (ring_read()). A ring whose
+ * contents make no sense is given up: only its client's records are lost.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RING_MAGIC 0x676e6972u          /* "ring" */
+#define RING_VERSION 1u
+#define RING_HEADER_SIZE 4096u
+#define RING_DATA_MIN (8u * 1024u)
+#define RING_DATA_MAX (1024u * 1024u)
+
+#define RING_COMMITTED (1u << 31)
+#define RING_PADDING (1u << 30)
+#define RING_SIZE_MASK (RING_PADDING - 1u)
+
+struct ring_header {
+        uint32_t magic;
+        uint32_t version;
+        uint32_t data_size;     /* the broker's word; it keeps its own copy */
+        uint32_t reserved;
+        /* Written by the client's threads. */
+        uint64_t tail __attribute__((aligned(64)));     /* bytes reserved, ever */
+        uint64_t dropped;       /* records that found the ring full */
+        /* Written by the broker. */
+        uint64_t head __attribute__((aligned(64)));     /* bytes freed, ever */
+        /* 1 while the broker waits for a doorbell; a writer that finds it
+         * set (and the ring filled to @wake_bytes) clears it and rings. */
+        uint32_t waiting;
+        uint32_t wake_bytes;
+};
+
+struct ring_record {
+        uint32_t word;
+        uint32_t write_index;
+        uint32_t tid;
+        uint32_t payload_len;
+        uint64_t timestamp_ns;
+};
+
+_Static_assert(sizeof(struct ring_record) == 24, "ring_record is shared with clients");
+_Static_assert(sizeof(struct ring_header) <= RING_HEADER_SIZE, "ring_header fits its page");
+
+#define RING_ALIGN_UP(n) (((n) + 7u) & ~(size_t) 7u)
+
+/* The writer's side (libuebroker). */
+struct ring_writer {
+        struct ring_header *header;
+        uint8_t *data;
+        uint32_t size;          /* data area, from the broker's answer */
+};
+
+/* Writes one record of @payload_len bytes gathered from @iov. 0 when
+ * committed; -EAGAIN when the ring is full (counted in header->dropped);
+ * -EMSGSIZE when it could never fit (more than a quarter of the ring).
+ * Returns in *@ret_wake whether the caller must ring the doorbell. */
+struct iovec;
+int ring_write(struct ring_writer *w, uint32_t write_index, uint32_t tid, uint64_t timestamp_ns,
+               const struct iovec *iov, int iovcnt, size_t payload_len, bool *ret_wake);
+
+/* The reader's side (the broker). */
+struct ring_reader {
+        struct ring_header *header;
+        uint8_t *data;
+        uint32_t size;          /* ours, never re-read from the mapping */
+        uint64_t head;          /* ours; published to header->head */
+        uint64_t dropped_seen;  /* header->dropped already counted */
+        bool broken;
+};
+
+/* Called for each committed record, a private copy (@rec, @payload). */
+typedef void (*ring_record_fn)(const struct ring_record *rec, const uint8_t *payload, void *userdata);
+
+/* Reads at most @budget committed records in order, handing each (copied
+ * into @scratch, RING_DATA_MAX bytes) to @fn, frees their space. Returns
+ * how many it read; -EBADMSG when the ring's contents are impossible (the
+ * reader is then broken and reads nothing more). */
+int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_record_fn fn, void *userdata);
+
+/* Before the broker sleeps: asks writers to ring once @wake_bytes are
+ * pending (0: at the next record). true when enough is committed already:
+ * read again instead of sleeping. */
+bool ring_reader_wait(struct ring_reader *r, uint32_t wake_bytes);
+
+/* Bytes written and not yet read, as far as the mapping can be believed
+ * (0 when it cannot). */
+uint64_t ring_pending(const struct ring_reader *r);
+
+/* Drops the writer counted since the last call (header->dropped). */
+uint64_t ring_take_dropped(struct ring_reader *r);
