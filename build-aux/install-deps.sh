@@ -32,6 +32,8 @@ packages=(
         # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
         make bc bison flex libelf-dev libssl-dev xz-utils
         qemu-system-x86 busybox-static
+        # the kernel provider's test kernel (kernel/build-test-kernel.sh)
+        linux-source-6.1
         # system tier (tests/system): a Debian root filesystem, packed as cpio
         mmdebstrap libarchive-tools
 )

@@ -11,6 +11,7 @@
  * and perf see them. The embedded provider works everywhere and comes last. */
 const struct provider_ops *const provider_table[] = {
         &upstream_provider_ops,
+        &v1_provider_ops,
         &embedded_provider_ops,
         NULL,
 };

@@ -59,15 +59,23 @@
  *   record       a tracefs instance per recorder (upstream-record.c),
  *                read and re-sent in the record-stream.h format.
  *
- * v1 user_events (the original interface, kernel/):
- *   probe        user_events_status can be mmap()ed read-only.
- *   event_add    registers the event once on the broker's own data fd to
- *                create it; the kernel returns its status index, which the
- *                provider reports back instead of the proposed one.
- *   session_new  opens user_events_data for the client; the status fd is
- *                user_events_status opened read-only (one global page).
+ * v1 user_events (the original interface, kernel/; providers/v1.c):
+ *   probe        tracefs speaks the original interface (a mappable
+ *                user_events_status with Max: 4096) and DIAG_IOCGWRITER
+ *                works on user_events_data.
+ *   event_add    registers the event on a data file opened for that and
+ *                closed at once (v1 events persist); the kernel returns its
+ *                status index, which the provider reports back instead of
+ *                the proposed one.
+ *   session_new  opens user_events_data for the session (the broker
+ *                registers on it) and makes a write-only handle of it
+ *                (DIAG_IOCGWRITER): the client's data fd. The status fd is
+ *                user_events_status opened read-only, one for all sessions.
  *   session_register
- *                DIAG_IOCSREG (v1 struct) on the session's data fd.
+ *                DIAG_IOCSREG (v1 struct) on the session's data file; the
+ *                kernel's write index must be the broker's.
+ *   session_unregister
+ *                nothing: the interface has no unregistration.
  *   event_remove DIAG_IOCSDEL by name once nothing holds it.
  *   event_status byte status_index of the mapped kernel page.
  *   record       -EOPNOTSUPP.
@@ -178,6 +186,7 @@ struct provider_ops {
 
 extern const struct provider_ops embedded_provider_ops;
 extern const struct provider_ops upstream_provider_ops;
+extern const struct provider_ops v1_provider_ops;
 
 /* Providers in order of preference for --provider=auto. */
 extern const struct provider_ops *const provider_table[];

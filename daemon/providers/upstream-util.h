@@ -47,6 +47,23 @@ _Static_assert(sizeof(struct upstream_user_unreg) == 16, "struct user_unreg is 1
 #define UPSTREAM_DIAG_IOCSDEL _IOW(UPSTREAM_DIAG_IOC_MAGIC, 1, char *)
 #define UPSTREAM_DIAG_IOCSUNREG _IOW(UPSTREAM_DIAG_IOC_MAGIC, 2, struct upstream_user_unreg *)
 
+/* The original interface (SPEC.md section 6) as the kernel provider of
+ * kernel/ speaks it (kernel/include/uapi/linux/user_events.h; copied here
+ * for the same reason): providers/v1.c. */
+struct v1_user_reg {
+        uint32_t size;
+        uint64_t name_args;
+        uint32_t status_index;
+        uint32_t write_index;
+};
+
+_Static_assert(sizeof(struct v1_user_reg) == 24, "the original struct user_reg is 24 bytes");
+
+#define V1_DIAG_IOCSREG _IOWR(UPSTREAM_DIAG_IOC_MAGIC, 0, struct v1_user_reg *)
+#define V1_DIAG_IOCSDEL UPSTREAM_DIAG_IOCSDEL
+/* kernel/'s addition: a write-only handle on a data file's events */
+#define V1_DIAG_IOCGWRITER _IO(UPSTREAM_DIAG_IOC_MAGIC, 0x40)
+
 /* The status word of a registration: one u32 (enable_size 4). */
 #define UPSTREAM_ENABLE_SIZE 4u
 

@@ -28,30 +28,18 @@ fragment="$here/kernel.config"
 src_tar="${UEBROKER_VM_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}"
 jobs="${UEBROKER_VM_JOBS:-$(nproc)}"
 
-log() { printf 'build-kernel: %s\n' "$*" >&2; }
-
-if [ -n "${UEBROKER_VM_CACHE:-}" ]; then
-        cache="$UEBROKER_VM_CACHE"
-elif [ -n "${XDG_CACHE_HOME:-}" ]; then
-        cache="$XDG_CACHE_HOME/uebroker-vm"
-elif mkdir -p /var/cache/uebroker-vm 2>/dev/null && [ -w /var/cache/uebroker-vm ]; then
-        cache=/var/cache/uebroker-vm
-else
-        cache="$HOME/.cache/uebroker-vm"
-fi
+KERNEL_LOG_TAG="build-kernel"
+# shellcheck source=tests/vm/kernel-lib.sh
+. "$here/kernel-lib.sh"
+log() { kernel_log "$@"; }
+cache="$(kernel_cache_dir)"
 
 if [ ! -r "$src_tar" ]; then
         log "no kernel source at $src_tar (install linux-source-6.12 from bookworm-backports: build-aux/install-deps.sh)"
         exit 77
 fi
 
-# The source version: the owning package's version, else the tarball's hash.
-src_version=""
-if owner="$(dpkg-query -S "$src_tar" 2>/dev/null | cut -d: -f1)" && [ -n "$owner" ]; then
-        src_version="$owner=$(dpkg-query -W -f='${Version}' "$owner")"
-else
-        src_version="sha256:$(sha256sum "$src_tar" | cut -d' ' -f1)"
-fi
+src_version="$(kernel_source_version "$src_tar")"
 key="$( { echo "recipe $recipe"; echo "source $src_version"; cat "$fragment"; } | sha256sum | cut -c1-16)"
 dir="$cache/$key"
 image="$dir/bzImage"
@@ -66,11 +54,9 @@ if [ "${1:-}" = "--cached-only" ]; then
         exit 1
 fi
 
-for tool in make gcc bc bison flex tar xz perl; do
-        command -v "$tool" >/dev/null || { log "missing build tool: $tool"; exit 77; }
-done
-[ -e /usr/include/libelf.h ] || { log "missing libelf-dev"; exit 77; }
-[ -e /usr/include/openssl/ssl.h ] || { log "missing libssl-dev"; exit 77; }
+r=0
+kernel_check_tools || r=$?
+[ $r = 0 ] || exit $r
 
 mkdir -p "$dir"
 # One build per key at a time; a second caller waits and then finds the image.
@@ -90,31 +76,7 @@ start=$(date +%s)
 tar -xf "$src_tar" -C "$build" --strip-components=1
 cd "$build"
 export ARCH=x86_64   # plain tinyconfig would give a 32-bit kernel
-
-make -s tinyconfig >&2
-enable=() disable=()
-while IFS= read -r line; do
-        case "$line" in
-        CONFIG_*=y) s="${line%%=*}"; enable+=("${s#CONFIG_}") ;;
-        "# CONFIG_"*" is not set") s="${line#\# CONFIG_}"; disable+=("${s% is not set}") ;;
-        esac
-done < "$fragment"
-# Some options appear only once their parents are on: apply twice.
-for pass in 1 2; do
-        args=()
-        for s in "${enable[@]}"; do args+=(--enable "$s"); done
-        for s in "${disable[@]}"; do args+=(--disable "$s"); done
-        ./scripts/config --file .config "${args[@]}"
-        make -s olddefconfig >&2
-done
-missing=0
-for s in "${enable[@]}"; do
-        grep -q "^CONFIG_$s=y\$" .config || { log "MISSING after olddefconfig: CONFIG_$s"; missing=1; }
-done
-for s in "${disable[@]}"; do
-        grep -q "^# CONFIG_$s is not set\$" .config || { log "NOT OFF after olddefconfig: CONFIG_$s"; missing=1; }
-done
-[ $missing = 0 ] || exit 1
+kernel_configure "$fragment" || exit 1
 
 make -s -j"$jobs" bzImage >&2
 cp .config "$dir/config"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# make-initramfs.sh BUILD_DIR SOURCE_ROOT OUTPUT
+# make-initramfs.sh BUILD_DIR SOURCE_ROOT OUTPUT [SCENARIO [GUEST_BIN...]]
 #
 # Packs the vm tier's initramfs (gzip'ed newc cpio) into OUTPUT: static
 # busybox; the project's uebrokerd, uebctl, libuebroker, vm-client and vm-perf from
@@ -9,13 +9,17 @@
 # the project's dbus/org.uebroker1.conf), a real polkitd with the
 # distribution's rules and the project's polkit/org.uebroker1.policy; every
 # binary's libraries as ldd lists them; users root, messagebus, polkitd and
-# tester (uid 1000); tests/vm/init as /init and tests/vm/scenario.sh.
+# tester (uid 1000); tests/vm/init as /init and SCENARIO (default
+# tests/vm/scenario.sh) as /scenario.sh; each GUEST_BIN (a test program,
+# with its libraries) in /usr/libexec/uebroker-vm/.
 
 set -euo pipefail
 
 build="$(cd "${1:?usage: $0 BUILD_DIR SOURCE_ROOT OUTPUT}" && pwd)"
 src="$(cd "${2:?usage: $0 BUILD_DIR SOURCE_ROOT OUTPUT}" && pwd)"
-out="${3:?usage: $0 BUILD_DIR SOURCE_ROOT OUTPUT}"
+out="${3:?usage: $0 BUILD_DIR SOURCE_ROOT OUTPUT [SCENARIO [GUEST_BIN...]]}"
+scenario="${4:-$src/tests/vm/scenario.sh}"
+shift $(( $# < 4 ? $# : 4 ))
 
 busybox=/bin/busybox
 dbus_daemon=/usr/bin/dbus-daemon
@@ -71,6 +75,9 @@ copy_bin "$build/daemon/uebrokerd" /usr/sbin/uebrokerd
 copy_bin "$build/tools/uebctl" /usr/bin/uebctl
 copy_bin "$build/tests/vm/vm-client" /usr/bin/vm-client
 copy_bin "$build/tests/vm/vm-perf" /usr/bin/vm-perf
+for bin in "$@"; do
+        copy_bin "$bin" "/usr/libexec/uebroker-vm/$(basename "$bin")"
+done
 
 # system bus and polkit, clients for the scenario
 copy_bin "$dbus_daemon"
@@ -109,7 +116,7 @@ ln -s /etc/machine-id "$root/var/lib/dbus/machine-id"
 # and polkitd its rules directory.
 
 install -m 0755 "$src/tests/vm/init" "$root/init"
-install -m 0755 "$src/tests/vm/scenario.sh" "$root/scenario.sh"
+install -m 0755 "$scenario" "$root/scenario.sh"
 
 mkdir -p "$(dirname "$out")"
 (cd "$root" && find . -mindepth 1 | "$busybox" cpio -o -H newc -R 0:0 2>/dev/null) | gzip -6 > "$out.tmp"

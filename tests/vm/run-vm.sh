@@ -1,13 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# run-vm.sh BUILD_DIR [SOURCE_ROOT]
+# run-vm.sh [--kernel=upstream|v1] [--scenario=FILE] [--guest-bin=FILE...]
+#           BUILD_DIR [SOURCE_ROOT]
 #
-# The vm test tier: boots QEMU (TCG) on the user_events test kernel
-# (tests/vm/build-kernel.sh, cached; built when missing) with an initramfs
+# The vm test tier: boots QEMU (TCG) on a test kernel with an initramfs
 # holding the project from BUILD_DIR, a real system bus and polkitd
 # (tests/vm/make-initramfs.sh), and checks the TAP lines the guest's
-# scenario (tests/vm/scenario.sh) prints on the console.
+# scenario prints on the console.
+#   --kernel=upstream  (default) Linux 6.12 with upstream user_events
+#                      (tests/vm/build-kernel.sh, cached; built when missing)
+#   --kernel=v1        Linux 6.1 with the project's kernel provider
+#                      (kernel/build-test-kernel.sh, into BUILD_DIR/kernel-v1)
+#   --scenario=FILE    the guest's scenario (default tests/vm/scenario.sh)
+#   --guest-bin=FILE   a program the scenario runs, put in
+#                      /usr/libexec/uebroker-vm/ (repeatable)
 #
 # Exit 0 when every check passed, 1 otherwise, 77 (skip, with the reason)
 # only when a tool is missing. Environment:
@@ -17,9 +24,23 @@
 
 set -euo pipefail
 
-build="$(cd "${1:?usage: $0 BUILD_DIR [SOURCE_ROOT]}" && pwd)"
+kernel_kind=upstream
+scenario=
+guest_bins=()
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --kernel=upstream|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
+        --scenario=*) scenario="${1#--scenario=}" ;;
+        --guest-bin=*) guest_bins+=("${1#--guest-bin=}") ;;
+        --*) echo "run-vm.sh: unknown option $1" >&2; exit 2 ;;
+        *) break ;;
+        esac
+        shift
+done
+build="$(cd "${1:?usage: $0 [OPTIONS] BUILD_DIR [SOURCE_ROOT]}" && pwd)"
 here="$(cd "$(dirname "$0")" && pwd)"
 src="$(cd "${2:-$here/../..}" && pwd)"
+scenario="${scenario:-$src/tests/vm/scenario.sh}"
 timeout_s="${UEBROKER_VM_TIMEOUT:-300}"
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -40,6 +61,14 @@ trap 'rm -rf "$work"' EXIT
 
 if [ -n "${UEBROKER_VM_KERNEL:-}" ]; then
         kernel="$UEBROKER_VM_KERNEL"
+elif [ "$kernel_kind" = v1 ]; then
+        set +e
+        "$src/kernel/build-test-kernel.sh" "$build/kernel-v1"
+        r=$?
+        set -e
+        [ $r = 77 ] && skip "cannot build the kernel provider's test kernel (see above: its source or a build tool is missing)"
+        [ $r = 0 ] || { echo "building the kernel provider's test kernel failed ($r)" >&2; exit 1; }
+        kernel="$build/kernel-v1/bzImage"
 else
         set +e
         kernel="$("$here/build-kernel.sh")"
@@ -50,7 +79,7 @@ else
 fi
 t_kernel=$(date +%s)
 
-"$here/make-initramfs.sh" "$build" "$src" "$work/initrd.gz"
+"$here/make-initramfs.sh" "$build" "$src" "$work/initrd.gz" "$scenario" ${guest_bins[@]+"${guest_bins[@]}"}
 t_initrd=$(date +%s)
 echo "kernel: $kernel"
 echo "initramfs: $(stat -c %s "$work/initrd.gz") bytes"

@@ -5,9 +5,12 @@
 # polkitd; an unprivileged user, tester (uid 1000), is the client. One TAP
 # line per check on stdout, the plan at the end; details on stderr.
 #
-# On this kernel (CONFIG_USER_EVENTS=y) the broker must pick the upstream
-# provider: the checks that need the kernel's user_events say so in their
-# text and fail with any other provider.
+# On a kernel with upstream user_events (CONFIG_USER_EVENTS=y) the broker
+# must pick the upstream provider; on the kernel provider's 6.1 kernel
+# (kernel/, the original interface: run-vm.sh --kernel=v1) the v1 provider.
+# The checks that need the kernel's user_events say so in their text and
+# fail with any other provider; where the two interfaces differ (Record,
+# persistent events, user_events_max) each gets its own checks.
 
 T=/sys/kernel/tracing
 EV=vmtest
@@ -41,9 +44,13 @@ info "Provider: $provider"
 provider=$(echo "$provider" | sed -n 's/^s "\(.*\)"$/\1/p')
 check "uebrokerd runs on the system bus, Provider=${provider:-?}" test -n "$provider"
 
-# 2. on a user_events kernel that provider is the kernel's
+# 2. on a user_events kernel that provider is the kernel's: the original
+#    interface prints "Max: 4096" in its status text, upstream's does not
+kernel=upstream
+grep -q '^Max: 4096$' $T/user_events_status 2>/dev/null && kernel=v1
+info "kernel interface: $kernel"
 if [ -e $T/user_events_data ]; then
-        check "Provider is upstream on this user_events kernel (got '${provider:-?}')" test "$provider" = upstream
+        check "Provider is $kernel on this user_events kernel (got '${provider:-?}')" test "$provider" = "$kernel"
 else
         not_ok "this kernel has no $T/user_events_data: the vm kernel must have CONFIG_USER_EVENTS=y"
 fi
@@ -99,6 +106,7 @@ waitfor 50 grep -q '^raw' $out
 check "a 1-byte payload is refused with EINVAL ($(grep '^raw' $out))" grep -q '^raw -22 ' $out
 check "the refused payload did not reach the trace" test "$(grep -c " $EV: " $T/trace 2>/dev/null)" = 2
 
+if [ "$kernel" = upstream ]; then
 # 9b. Record through the kernel: uebctl record (root) gets the events from a
 #     tracefs instance of the broker's; the instance alone enables the event
 #     (the status byte shows the recorder), and goes with the stream.
@@ -148,6 +156,13 @@ waitfor 50 not instances
 check "the pattern recording's end removes its instance and enablers" not instances
 r=$(emit_pat vmpat_one a=1 b=off)
 check "with no recorder, vmpat_one is disabled again ($r)" matches "$r" "^vmpat_one: not enabled"
+else
+# 9b (v1). Record is not offered on the original interface: ftrace and
+#     perf read the kernel's events directly.
+r=$(uebctl record --count=1 $EV 2>&1)
+info "uebctl record on v1: $r"
+check "uebctl record is refused as not supported on the v1 provider ($r)" matches "$r" 'NotSupported|not supported'
+fi
 
 # 9c. perf sees the events: perf_event_open on the event's id, raw samples
 id=$(cat $T/events/user_events/$EV/id 2>/dev/null)
@@ -192,11 +207,17 @@ check "kill -9 of the client releases its registration (ListEvents: $before -> $
         test "$before:$after" = 1:0
 
 # upstream events are not PERSIST: the kernel drops it with its last reference
-# (events/user_events itself goes with the last user event)
+# (events/user_events itself goes with the last user event); v1 events
+# persist until deleted
 gone() { [ -e $T/user_events_data ] && [ ! -e $T/events/user_events/$EV ]; }
-waitfor 50 gone
-check "with its last registration gone, events/user_events/$EV leaves tracefs (upstream)" gone
-gone || info "still in tracefs: $(ls $T/events/user_events 2>&1); user_events_status: $(cat $T/user_events_status 2>&1); enable: $(cat $T/events/user_events/$EV/enable 2>&1)"
+if [ "$kernel" = upstream ]; then
+        waitfor 50 gone
+        check "with its last registration gone, events/user_events/$EV leaves tracefs (upstream)" gone
+        gone || info "still in tracefs: $(ls $T/events/user_events 2>&1); user_events_status: $(cat $T/user_events_status 2>&1); enable: $(cat $T/events/user_events/$EV/enable 2>&1)"
+else
+        check "with its last registration gone, events/user_events/$EV stays until deleted (v1)" \
+                test -e $T/events/user_events/$EV/enable
+fi
 
 # 12. root may delete it (polkit authorizes uid 0)
 r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
@@ -204,6 +225,7 @@ r=$(dbus-send --system --print-reply --dest=org.uebroker1 /org/uebroker1 \
 info "root Delete: $r"
 check "root's Delete succeeds" not matches "$r" '^Error'
 check "ListEvents no longer lists $EV" test -z "$(registrations)"
+[ "$kernel" = v1 ] && check "Delete removed events/user_events/$EV from the kernel (v1)" gone
 
 
 # 12b. the kernel's own refusals reach callers as the contract's errors: a
@@ -216,12 +238,16 @@ register_error() {      # register_error COMMAND: tester's Register, the error l
 }
 r=$(register_error 'vmclash u32 a')
 info "Register of a name the kernel has with other fields: $r"
-check "a name the kernel defines otherwise is refused with NameInUse ($r)" \
-        matches "$r" '^Error org\.uebroker1\.Error\.NameInUse: .*kernel already has'
+nameinuse='^Error org\.uebroker1\.Error\.NameInUse: .*kernel already has'
+[ "$kernel" = v1 ] && nameinuse='^Error org\.uebroker1\.Error\.NameInUse: .*vmclash'
+check "a name the kernel defines otherwise is refused with NameInUse ($r)" matches "$r" "$nameinuse"
 
 r=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>&1)
 check "the refused event is not listed by the broker" not matches "$r" 'vmclash'
 echo '!u:vmclash' >> $T/dynamic_events 2>/dev/null
+# kernel.user_events_max is upstream's; the original interface's limit is
+# its page (4095 events, kernel/selftests/reg_test)
+if [ "$kernel" = upstream ]; then
 max_before=$(cat /proc/sys/kernel/user_events_max 2>/dev/null)
 echo 0 > /proc/sys/kernel/user_events_max 2>/dev/null
 r=$(register_error 'vmlimit u32 a')
@@ -232,6 +258,7 @@ check "beyond kernel.user_events_max the kernel's EMFILE is QuotaExceeded ($r)" 
 echo "$max_before" > /proc/sys/kernel/user_events_max 2>/dev/null
 r=$(as_tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "'vmlimit u32 a'" 2>&1)
 check "with the limit back, the same Register succeeds ($r)" matches "$r" '^hhuu '
+fi
 
 # 13. a broker restart under a running libuebroker client: while the broker
 #     is away the library shows the event disabled (its enablers went with
