@@ -56,8 +56,8 @@
  *   session_unregister
  *                DIAG_IOCSUNREG with the same address and bit.
  *   event_status reads a session page byte or the tracefs enable file.
- *   record       a tracefs instance per recorder (upstream-record.c),
- *                read and re-sent in the record-stream.h format.
+ *   record       a tracefs instance per recorder (tracefs-record.c),
+ *                read and re-sent in the uebroker-record.h format.
  *
  * v1 user_events (the original interface, kernel/; providers/v1.c):
  *   probe        tracefs speaks the original interface (a mappable
@@ -78,7 +78,8 @@
  *                nothing: the interface has no unregistration.
  *   event_remove DIAG_IOCSDEL by name once nothing holds it.
  *   event_status byte status_index of the mapped kernel page.
- *   record       -EOPNOTSUPP.
+ *   record       a tracefs instance per recorder (tracefs-record.c); the
+ *                events persist, so nothing is registered for it.
  */
 
 #include <stdbool.h>

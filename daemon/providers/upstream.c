@@ -41,16 +41,9 @@
 #include "log.h"
 #include "provider.h"
 #include "status-text.h"
-#include "event-pattern.h"
-#include "upstream-record.h"
+#include "tracefs-record.h"
 #include "upstream-util.h"
 
-/* Record streams at once: each is a tracefs instance with its own
- * per-CPU ring buffers (UPSTREAM_RECORDER_BUFFER_KB each). */
-#define UPSTREAM_RECORDERS_MAX 16u
-/* As the embedded provider's data: below the bus (SD_EVENT_PRIORITY_NORMAL),
- * above SD_EVENT_PRIORITY_IDLE. */
-#define UPSTREAM_RECORD_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 /* user_events_status holds at most user_events_max (32768 by default)
  * lines of at most ~280 bytes; anything beyond this is not read. */
 #define UPSTREAM_STATUS_TEXT_MAX (16u * 1024u * 1024u)
@@ -84,15 +77,6 @@ struct provider_session {
         struct provider_session *next, *prev;
 };
 
-/* A Record stream: a tracefs instance (upstream-record.c). */
-struct recorder {
-        struct provider *provider;
-        struct upstream_recorder *kernel;
-        char **patterns;        /* RecordMatching: events added later join */
-        size_t n_patterns;
-        struct recorder *next, *prev;
-};
-
 struct provider {
         sd_event *event;
         char *tracefs;
@@ -101,8 +85,7 @@ struct provider {
         int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
         void *by_name;          /* tsearch() tree of struct provider_event */
         struct provider_session *sessions;
-        struct recorder *recorders;
-        unsigned n_recorders;
+        struct tracefs_recordings recordings;
 
         /* user_events_status is read at most once per event-loop
          * iteration (sd_event_now() as the key): GetStatus asks for every
@@ -165,26 +148,10 @@ static int upstream_probe(const struct provider_settings *settings, char **ret_r
         return probe_tracefs(settings, &tracefs, ret_reason);
 }
 
-static void recorder_free(struct recorder *r) {
-        struct provider *p = r->provider;
-
-        if (r->prev)
-                r->prev->next = r->next;
-        else
-                p->recorders = r->next;
-        if (r->next)
-                r->next->prev = r->prev;
-        p->n_recorders--;
-        upstream_recorder_free(r->kernel);
-        event_patterns_free(r->patterns, r->n_patterns);
-        free(r);
-}
-
 static struct provider *upstream_free(struct provider *p) {
         if (!p)
                 return NULL;
-        while (p->recorders)
-                recorder_free(p->recorders);
+        tracefs_recordings_done(&p->recordings);
         /* The broker frees sessions and events first; the tree is empty. */
         tdestroy(p->by_name, event_forget);
         safe_close(p->control_fd);
@@ -225,12 +192,9 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
         if (p->control_fd < 0)
                 return log_error_errno(errno, "Cannot open %s: %m", p->data_path);
 
-        /* libtracefs creates the recorders' instances here. */
-        if (tracefs_set_tracing_dir(p->tracefs) < 0)
-                return log_error_errno(errno ? -errno : -EIO, "Cannot use %s with libtracefs: %m", p->tracefs);
-        r = upstream_recorder_cleanup(p->tracefs);
-        if (r > 0)
-                log_info("Upstream provider: removed %d tracefs instances a previous broker left.", r);
+        r = tracefs_recordings_init(&p->recordings, p->event, p->tracefs, p->data_path);
+        if (r < 0)
+                return r;
 
         log_info("Upstream provider: user_events in %s.", p->tracefs);
         *ret = p;
@@ -239,23 +203,6 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
 }
 
 /* Events */
-
-/* A new event joins the recordings whose patterns match its name: it is
- * registered on their file, so it exists in the kernel from now on. */
-static void recorders_follow(struct provider *p, struct provider_event *ev) {
-        for (struct recorder *r = p->recorders; r; r = r->next) {
-                struct upstream_record_event wanted = { .name = ev->def->name, .reg_string = ev->reg_string };
-                int k;
-
-                if (r->n_patterns == 0 ||
-                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
-                        continue;
-                k = upstream_recorder_add_event(r->kernel, &wanted);
-                if (k < 0)
-                        log_warning_errno(k, "Upstream: new event %s is not recorded by a recording matching it: %m",
-                                          ev->def->name);
-        }
-}
 
 static int upstream_event_add(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
                               struct provider_event **ret) {
@@ -276,7 +223,12 @@ static int upstream_event_add(struct provider *p, const struct event_def *def, u
                 free(ev->reg_string);
                 return -ENOMEM;
         }
-        recorders_follow(p, ev);
+        /* A recording whose pattern matches registers it on its file, so
+         * it exists in the kernel from now on. */
+        tracefs_recordings_follow(&p->recordings, &(struct tracefs_record_event) {
+                .name = def->name,
+                .reg_string = ev->reg_string,
+        });
         *ret = ev;
         ev = NULL;
         return 0;
@@ -288,8 +240,7 @@ static void upstream_event_remove(struct provider *p, struct provider_event *ev)
 
         /* Only an undone event_add that a recording's pattern matched is
          * removed while recorded (the broker removes unused events). */
-        for (struct recorder *r = p->recorders; r; r = r->next)
-                upstream_recorder_remove_event(r->kernel, ev->def->name);
+        tracefs_recordings_forget(&p->recordings, ev->def->name);
 
         /* No session of ours binds it (provider.h), so our files hold no
          * reference. A non-PERSIST event goes with its last reference by
@@ -605,57 +556,19 @@ static int upstream_session_unregister(struct provider *p, struct provider_sessi
         return 0;
 }
 
-static void recorder_gone(void *userdata) {
-        log_debug("Upstream: a record stream's consumer left, removing its tracefs instance.");
-        recorder_free(userdata);
-}
-
-static void recorder_freep(struct recorder **r) {
-        if (*r) {
-                upstream_recorder_free((*r)->kernel);
-                event_patterns_free((*r)->patterns, (*r)->n_patterns);
-                free(*r);
-        }
-}
-
 static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
                          const char *const *patterns, size_t n_patterns) {
-        _cleanup_free_ struct upstream_record_event *wanted = NULL;
-        _cleanup_(recorder_freep) struct recorder *r = NULL;
-        int fd, k;
+        _cleanup_free_ struct tracefs_record_event *wanted = NULL;
 
-        if (n_events > STATUS_INDEX_MAX || n_patterns > EVENT_PATTERNS_MAX || (n_events == 0 && n_patterns == 0))
-                return -EINVAL;
-        if (p->n_recorders >= UPSTREAM_RECORDERS_MAX)
-                return -EUSERS;
-
-        r = calloc(1, sizeof(*r));
         wanted = calloc(n_events ?: 1, sizeof(*wanted));
-        if (!wanted || !r)
+        if (!wanted)
                 return -ENOMEM;
-        r->provider = p;
-        if (n_patterns > 0) {
-                r->patterns = event_patterns_copy(patterns, n_patterns);
-                if (!r->patterns)
-                        return -ENOMEM;
-                r->n_patterns = n_patterns;
-        }
         for (size_t i = 0; i < n_events; i++)
-                wanted[i] = (struct upstream_record_event) {
+                wanted[i] = (struct tracefs_record_event) {
                         .name = events[i]->def->name,
                         .reg_string = events[i]->reg_string,
                 };
-        k = upstream_recorder_new(p->event, UPSTREAM_RECORD_PRIORITY, p->data_path, wanted, n_events, recorder_gone, r,
-                                  &r->kernel, &fd);
-        if (k < 0)
-                return k;
-        r->next = p->recorders;
-        if (r->next)
-                r->next->prev = r;
-        p->recorders = r;
-        p->n_recorders++;
-        r = NULL;
-        return fd;
+        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns);
 }
 
 static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "provider.h"
 #include "status-text.h"
+#include "tracefs-record.h"
 #include "upstream-util.h"
 
 static const char *const tracefs_candidates[] = {
@@ -55,6 +56,8 @@ struct provider_session {
 };
 
 struct provider {
+        sd_event *event;
+        struct tracefs_recordings recordings;
         char *tracefs;
         char *data_path;
         int control_fd;         /* a data file that never registers: DIAG_IOCSDEL */
@@ -117,12 +120,14 @@ static int v1_probe(const struct provider_settings *settings, char **ret_reason)
 static struct provider *v1_free(struct provider *p) {
         if (!p)
                 return NULL;
+        tracefs_recordings_done(&p->recordings);
         if (p->page)
                 munmap((void *) p->page, STATUS_PAGE_SIZE);
         safe_close(p->control_fd);
         safe_close(p->status_fd);
         free(p->tracefs);
         free(p->data_path);
+        sd_event_unref(p->event);
         free(p);
         return NULL;
 }
@@ -141,6 +146,7 @@ static int v1_new(sd_event *event, const struct provider_settings *settings, str
         if (!p)
                 return -ENOMEM;
         p->control_fd = p->status_fd = -EBADF;
+        p->event = sd_event_ref(event);
 
         r = probe_tracefs(settings, &p->tracefs, &reason);
         if (r < 0)
@@ -161,6 +167,10 @@ static int v1_new(sd_event *event, const struct provider_settings *settings, str
         if (page == MAP_FAILED)
                 return log_error_errno(errno, "Cannot map %s: %m", status_path);
         p->page = page;
+        /* Events persist until deleted: recordings register nothing. */
+        r = tracefs_recordings_init(&p->recordings, p->event, p->tracefs, NULL);
+        if (r < 0)
+                return r;
 
         log_info("v1 provider: the original user_events interface in %s.", p->tracefs);
         *ret = p;
@@ -220,6 +230,7 @@ static int v1_event_add(struct provider *p, const struct event_def *def, uint32_
                                        ev->status_index);
         }
         *io_status_index = ev->status_index;
+        tracefs_recordings_follow(&p->recordings, &(struct tracefs_record_event) { .name = def->name });
         *ret = ev;
         ev = NULL;
         return 0;
@@ -228,6 +239,9 @@ static int v1_event_add(struct provider *p, const struct event_def *def, uint32_
 static void v1_event_remove(struct provider *p, struct provider_event *ev) {
         if (!ev)
                 return;
+        /* Only an undone event_add that a recording's pattern matched is
+         * removed while recorded. */
+        tracefs_recordings_forget(&p->recordings, ev->def->name);
         /* No session of ours binds it (provider.h). EBUSY: a client still
          * holds a write-only handle of a closed session, or ftrace or perf
          * has it; the broker forgets it now, the kernel keeps it until it
@@ -329,8 +343,28 @@ static int v1_session_unregister(struct provider *p, struct provider_session *s,
         return 0;
 }
 
+static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
+                         const char *const *patterns, size_t n_patterns) {
+        _cleanup_free_ struct tracefs_record_event *wanted = NULL;
+
+        wanted = calloc(n_events ?: 1, sizeof(*wanted));
+        if (!wanted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_events; i++)
+                wanted[i] = (struct tracefs_record_event) { .name = events[i]->def->name };
+        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns);
+}
+
+/* A tracefs instance per recording, as on upstream (tracefs-record.c). */
 static int v1_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        return -EOPNOTSUPP;
+        return recorder_open(p, events, n_events, NULL, 0);
+}
+
+static int v1_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                              const char *const *patterns, size_t n_patterns) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recorder_open(p, events, n_events, patterns, n_patterns);
 }
 
 const struct provider_ops v1_provider_ops = {
@@ -349,4 +383,5 @@ const struct provider_ops v1_provider_ops = {
         .session_register = v1_session_register,
         .session_unregister = v1_session_unregister,
         .record = v1_record,
+        .record_matching = v1_record_matching,
 };

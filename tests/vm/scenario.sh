@@ -106,8 +106,7 @@ waitfor 50 grep -q '^raw' $out
 check "a 1-byte payload is refused with EINVAL ($(grep '^raw' $out))" grep -q '^raw -22 ' $out
 check "the refused payload did not reach the trace" test "$(grep -c " $EV: " $T/trace 2>/dev/null)" = 2
 
-if [ "$kernel" = upstream ]; then
-# 9b. Record through the kernel: uebctl record (root) gets the events from a
+# 9b. Record through the kernel (upstream and v1): uebctl record (root) gets the events from a
 #     tracefs instance of the broker's; the instance alone enables the event
 #     (the status byte shows the recorder), and goes with the stream.
 echo 0 > $T/events/user_events/$EV/enable 2>/dev/null
@@ -156,13 +155,6 @@ waitfor 50 not instances
 check "the pattern recording's end removes its instance and enablers" not instances
 r=$(emit_pat vmpat_one a=1 b=off)
 check "with no recorder, vmpat_one is disabled again ($r)" matches "$r" "^vmpat_one: not enabled"
-else
-# 9b (v1). Record is not offered on the original interface: ftrace and
-#     perf read the kernel's events directly.
-r=$(uebctl record --count=1 $EV 2>&1)
-info "uebctl record on v1: $r"
-check "uebctl record is refused as not supported on the v1 provider ($r)" matches "$r" 'NotSupported|not supported'
-fi
 
 # 9c. perf sees the events: perf_event_open on the event's id, raw samples
 id=$(cat $T/events/user_events/$EV/id 2>/dev/null)

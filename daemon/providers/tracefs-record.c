@@ -14,10 +14,11 @@
 #include <traceevent/kbuffer.h>
 
 #include "cleanup.h"
+#include "event-pattern.h"
 #include "fd-util.h"
 #include "log.h"
 #include "status-text.h"
-#include "upstream-record.h"
+#include "tracefs-record.h"
 #include "upstream-util.h"
 
 /* Sub-buffers read from one CPU per wakeup: a busy CPU cannot keep the
@@ -36,13 +37,13 @@ struct recorded_event {
 };
 
 struct recorder_cpu {
-        struct upstream_recorder *recorder;
+        struct tracefs_recorder *recorder;
         int cpu;
         struct tracefs_cpu *tcpu;       /* owns the trace_pipe_raw fd */
         sd_event_source *io;
 };
 
-struct upstream_recorder {
+struct tracefs_recorder {
         struct record_sink *sink;
         struct tracefs_instance *instance;
         int data_fd;                    /* our own user_events_data */
@@ -69,19 +70,19 @@ static int compare_by_id(const void *a, const void *b) {
 }
 
 /* Removes our enabler for event @i. */
-static void event_unregister(struct upstream_recorder *r, size_t i) {
+static void event_unregister(struct tracefs_recorder *r, size_t i) {
         struct upstream_user_unreg unreg = { .size = sizeof(unreg) };
         uint64_t addr;
 
         upstream_enable_location(r->events[i].slot, (uint64_t) (uintptr_t) r->page, &addr, &unreg.disable_bit);
         unreg.disable_addr = addr;
         if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSUNREG, &unreg) < 0 && errno != ENOENT)
-                log_warning_errno(errno, "Upstream recorder: cannot unregister %s: %m", r->events[i].name);
+                log_warning_errno(errno, "Recorder: cannot unregister %s: %m", r->events[i].name);
         else
                 r->events[i].registered = false;
 }
 
-struct upstream_recorder *upstream_recorder_free(struct upstream_recorder *r) {
+static struct tracefs_recorder *tracefs_recorder_free(struct tracefs_recorder *r) {
         bool keep_page = false;
 
         if (!r)
@@ -96,7 +97,7 @@ struct upstream_recorder *upstream_recorder_free(struct upstream_recorder *r) {
         if (r->instance) {
                 /* Removing the instance disables its events. */
                 if (tracefs_instance_destroy(r->instance) < 0)
-                        log_warning_errno(errno, "Upstream recorder: cannot remove tracefs instance %s: %m",
+                        log_warning_errno(errno, "Recorder: cannot remove tracefs instance %s: %m",
                                           tracefs_instance_get_name(r->instance));
                 tracefs_instance_free(r->instance);
         }
@@ -119,11 +120,11 @@ struct upstream_recorder *upstream_recorder_free(struct upstream_recorder *r) {
         return NULL;
 }
 
-static void upstream_recorder_freep(struct upstream_recorder **r) {
-        *r = upstream_recorder_free(*r);
+static void tracefs_recorder_freep(struct tracefs_recorder **r) {
+        *r = tracefs_recorder_free(*r);
 }
 
-static const struct recorded_event *find_event(const struct upstream_recorder *r, int id) {
+static const struct recorded_event *find_event(const struct tracefs_recorder *r, int id) {
         struct recorded_event key = { .id = id };
 
         return bsearch(&key, r->events, r->n_events, sizeof(*r->events), compare_by_id);
@@ -139,7 +140,7 @@ static int64_t realtime_minus_monotonic(void) {
         return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
 }
 
-static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
+static void send_subbuffer(struct tracefs_recorder *r, int64_t offset) {
         unsigned long long ts;
         int missed = kbuffer_missed_events(r->kbuf);
 
@@ -176,7 +177,7 @@ static void send_subbuffer(struct upstream_recorder *r, int64_t offset) {
 
 static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct recorder_cpu *c = userdata;
-        struct upstream_recorder *r = c->recorder;
+        struct tracefs_recorder *r = c->recorder;
         int64_t offset = realtime_minus_monotonic();
 
         for (int i = 0; i < RECORDER_READS_PER_WAKEUP; i++) {
@@ -193,7 +194,7 @@ static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userd
 }
 
 static void sink_gone(void *userdata) {
-        struct upstream_recorder *r = userdata;
+        struct tracefs_recorder *r = userdata;
 
         r->on_gone(r->userdata);
 }
@@ -201,7 +202,7 @@ static void sink_gone(void *userdata) {
 /* Registers @ev on our own file so it exists in the kernel while we
  * record, as the broker's definition (EADDRINUSE: the name exists there
  * with other fields). */
-static int event_register(struct upstream_recorder *r, struct recorded_event *ev, const char *reg_string) {
+static int event_register(struct tracefs_recorder *r, struct recorded_event *ev, const char *reg_string) {
         struct upstream_user_reg reg = {
                 .size = sizeof(reg),
                 .enable_size = UPSTREAM_ENABLE_SIZE,
@@ -209,29 +210,32 @@ static int event_register(struct upstream_recorder *r, struct recorded_event *ev
         };
         uint64_t addr;
 
+        if (!reg_string || r->data_fd < 0)
+                return 0;       /* v1: the event exists until deleted */
+
         if (r->next_slot > STATUS_INDEX_MAX)
                 return -ENOSPC;
         ev->slot = r->next_slot++;
         upstream_enable_location(ev->slot, (uint64_t) (uintptr_t) r->page, &addr, &reg.enable_bit);
         reg.enable_addr = addr;
         if (ioctl(r->data_fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0)
-                return log_debug_errno(errno, "Upstream recorder: cannot register %s: %m", ev->name);
+                return log_debug_errno(errno, "Recorder: cannot register %s: %m", ev->name);
         ev->registered = true;
         return 0;
 }
 
 static int instance_write(struct tracefs_instance *instance, const char *file, const char *value) {
         if (tracefs_instance_file_write(instance, file, value) < 0)
-                return log_debug_errno(errno ? -errno : -EIO, "Upstream recorder: cannot write %s to %s: %m",
+                return log_debug_errno(errno ? -errno : -EIO, "Recorder: cannot write %s to %s: %m",
                                        value, file);
         return 0;
 }
 
-static int instance_setup(struct upstream_recorder *r) {
+static int instance_setup(struct tracefs_recorder *r) {
         char buffer_kb[16];
         int k;
 
-        snprintf(buffer_kb, sizeof(buffer_kb), "%u", UPSTREAM_RECORDER_BUFFER_KB);
+        snprintf(buffer_kb, sizeof(buffer_kb), "%u", TRACEFS_RECORDER_BUFFER_KB);
         /* Small rings; readers woken by any record, not at half full; the
          * time of each write in CLOCK_MONOTONIC. */
         if ((k = instance_write(r->instance, "buffer_size_kb", buffer_kb)) < 0 ||
@@ -242,19 +246,19 @@ static int instance_setup(struct upstream_recorder *r) {
 }
 
 /* Enables @ev in our instance and learns its id. */
-static int event_enable(struct upstream_recorder *r, struct recorded_event *ev) {
+static int event_enable(struct tracefs_recorder *r, struct recorded_event *ev) {
         _cleanup_free_ char *id = NULL;
         int size = 0;
 
         if (tracefs_event_enable(r->instance, "user_events", ev->name) < 0)
-                return log_debug_errno(errno ? -errno : -ENOENT, "Upstream recorder: cannot enable %s: %m", ev->name);
+                return log_debug_errno(errno ? -errno : -ENOENT, "Recorder: cannot enable %s: %m", ev->name);
         id = tracefs_event_file_read(r->instance, "user_events", ev->name, "id", &size);
         if (!id || sscanf(id, "%d", &ev->id) != 1)
-                return log_debug_errno(-EIO, "Upstream recorder: cannot read the id of %s", ev->name);
+                return log_debug_errno(-EIO, "Recorder: cannot read the id of %s", ev->name);
         return 0;
 }
 
-static int events_reserve(struct upstream_recorder *r, size_t n) {
+static int events_reserve(struct tracefs_recorder *r, size_t n) {
         struct recorded_event *grown;
 
         if (n <= r->n_allocated)
@@ -268,11 +272,11 @@ static int events_reserve(struct upstream_recorder *r, size_t n) {
 }
 
 /* Takes event @i out: disabled in the instance, our enabler removed. */
-static void event_stop(struct upstream_recorder *r, size_t i) {
+static void event_stop(struct tracefs_recorder *r, size_t i) {
         struct recorded_event *ev = &r->events[i];
 
         if (tracefs_event_disable(r->instance, "user_events", ev->name) < 0)
-                log_debug_errno(errno, "Upstream recorder: cannot disable %s: %m", ev->name);
+                log_debug_errno(errno, "Recorder: cannot disable %s: %m", ev->name);
         if (ev->registered)
                 event_unregister(r, i);
         if (ev->registered)
@@ -283,7 +287,7 @@ static void event_stop(struct upstream_recorder *r, size_t i) {
 }
 
 /* Registers, enables and lists @event (the list sorted by id again). */
-static int event_start(struct upstream_recorder *r, const struct upstream_record_event *event) {
+static int event_start(struct tracefs_recorder *r, const struct tracefs_record_event *event) {
         struct recorded_event *ev;
         int k;
 
@@ -307,14 +311,14 @@ static int event_start(struct upstream_recorder *r, const struct upstream_record
         return 0;
 }
 
-int upstream_recorder_add_event(struct upstream_recorder *r, const struct upstream_record_event *event) {
+static int tracefs_recorder_add_event(struct tracefs_recorder *r, const struct tracefs_record_event *event) {
         for (size_t i = 0; i < r->n_events; i++)
                 if (strcmp(r->events[i].name, event->name) == 0)
                         return 0;
         return event_start(r, event);
 }
 
-void upstream_recorder_remove_event(struct upstream_recorder *r, const char *name) {
+static void tracefs_recorder_remove_event(struct tracefs_recorder *r, const char *name) {
         for (size_t i = 0; i < r->n_events; i++)
                 if (strcmp(r->events[i].name, name) == 0) {
                         event_stop(r, i);
@@ -322,7 +326,7 @@ void upstream_recorder_remove_event(struct upstream_recorder *r, const char *nam
                 }
 }
 
-static int open_cpus(struct upstream_recorder *r, sd_event *event, int64_t priority) {
+static int open_cpus(struct tracefs_recorder *r, sd_event *event, int64_t priority) {
         long n = sysconf(_SC_NPROCESSORS_CONF);
 
         if (n < 1)
@@ -350,17 +354,17 @@ static int open_cpus(struct upstream_recorder *r, sd_event *event, int64_t prior
                 k = sd_event_add_io(event, &c->io, fd, EPOLLIN, cpu_io, c);
                 if (k < 0)
                         return k;
-                (void) sd_event_source_set_description(c->io, "upstream-recorder");
+                (void) sd_event_source_set_description(c->io, "tracefs-recorder");
                 (void) sd_event_source_set_priority(c->io, priority);
         }
-        return r->n_cpus > 0 ? 0 : log_debug_errno(-ENOENT, "Upstream recorder: no per-CPU trace_pipe_raw");
+        return r->n_cpus > 0 ? 0 : log_debug_errno(-ENOENT, "Recorder: no per-CPU trace_pipe_raw");
 }
 
-int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_path,
-                          const struct upstream_record_event *events, size_t n_events,
+static int tracefs_recorder_new(sd_event *event, int64_t priority, const char *data_path,
+                          const struct tracefs_record_event *events, size_t n_events,
                           void (*on_gone)(void *userdata), void *userdata,
-                          struct upstream_recorder **ret, int *ret_consumer_fd) {
-        _cleanup_(upstream_recorder_freep) struct upstream_recorder *r = NULL;
+                          struct tracefs_recorder **ret, int *ret_consumer_fd) {
+        _cleanup_(tracefs_recorder_freep) struct tracefs_recorder *r = NULL;
         _cleanup_close_ int consumer_fd = -EBADF;
         char name[64];
         void *page;
@@ -383,18 +387,20 @@ int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_pa
         if (!r->subbuf || !r->kbuf)
                 return -ENOMEM;
 
-        r->data_fd = open(data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-        if (r->data_fd < 0)
-                return log_debug_errno(errno, "Upstream recorder: cannot open %s: %m", data_path);
-        page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (page == MAP_FAILED)
-                return -errno;
-        r->page = page;
+        if (data_path) {
+                r->data_fd = open(data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+                if (r->data_fd < 0)
+                        return log_debug_errno(errno, "Recorder: cannot open %s: %m", data_path);
+                page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (page == MAP_FAILED)
+                        return -errno;
+                r->page = page;
+        }
 
-        snprintf(name, sizeof(name), UPSTREAM_RECORDER_INSTANCE_PREFIX "%d-%u", (int) getpid(), recorder_counter++);
+        snprintf(name, sizeof(name), TRACEFS_RECORDER_INSTANCE_PREFIX "%d-%u", (int) getpid(), recorder_counter++);
         r->instance = tracefs_instance_create(name);
         if (!r->instance)
-                return log_debug_errno(errno ? -errno : -EIO, "Upstream recorder: cannot create tracefs instance %s: %m",
+                return log_debug_errno(errno ? -errno : -EIO, "Recorder: cannot create tracefs instance %s: %m",
                                        name);
         k = instance_setup(r);
         if (k < 0)
@@ -403,7 +409,7 @@ int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_pa
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n_events; i++) {
-                k = upstream_recorder_add_event(r, &events[i]);
+                k = tracefs_recorder_add_event(r, &events[i]);
                 if (k < 0)
                         return k;
         }
@@ -411,7 +417,7 @@ int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_pa
         if (k < 0)
                 return k;
 
-        k = record_sink_new(event, priority, "upstream-record-stream", sink_gone, r, &r->sink, &consumer_fd);
+        k = record_sink_new(event, priority, "tracefs-record-stream", sink_gone, r, &r->sink, &consumer_fd);
         if (k < 0)
                 return k;
 
@@ -422,7 +428,7 @@ int upstream_recorder_new(sd_event *event, int64_t priority, const char *data_pa
         return 0;
 }
 
-int upstream_recorder_cleanup(const char *tracefs) {
+static int remove_stale_instances(const char *tracefs) {
         _cleanup_free_ char *path = NULL;
         char own[32];
         DIR *d;
@@ -434,10 +440,10 @@ int upstream_recorder_cleanup(const char *tracefs) {
         d = opendir(path);
         if (!d)
                 return errno == ENOENT ? 0 : -errno;
-        snprintf(own, sizeof(own), UPSTREAM_RECORDER_INSTANCE_PREFIX "%d-", (int) getpid());
+        snprintf(own, sizeof(own), TRACEFS_RECORDER_INSTANCE_PREFIX "%d-", (int) getpid());
         while ((de = readdir(d))) {
-                if (strncmp(de->d_name, UPSTREAM_RECORDER_INSTANCE_PREFIX,
-                            strlen(UPSTREAM_RECORDER_INSTANCE_PREFIX)) != 0 ||
+                if (strncmp(de->d_name, TRACEFS_RECORDER_INSTANCE_PREFIX,
+                            strlen(TRACEFS_RECORDER_INSTANCE_PREFIX)) != 0 ||
                     strncmp(de->d_name, own, strlen(own)) == 0)
                         continue;
                 if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
@@ -448,4 +454,118 @@ int upstream_recorder_cleanup(const char *tracefs) {
         }
         closedir(d);
         return n;
+}
+
+/* The recordings of one provider */
+
+struct tracefs_recording {
+        struct tracefs_recordings *set;
+        struct tracefs_recorder *recorder;
+        char **patterns;        /* RecordMatching: events added later join */
+        size_t n_patterns;
+        struct tracefs_recording *next, *prev;
+};
+
+static void recording_free(struct tracefs_recording *r) {
+        struct tracefs_recordings *set = r->set;
+
+        if (r->prev)
+                r->prev->next = r->next;
+        else if (set->list == r)
+                set->list = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
+        set->n--;
+        tracefs_recorder_free(r->recorder);
+        event_patterns_free(r->patterns, r->n_patterns);
+        free(r);
+}
+
+static void recording_gone(void *userdata) {
+        log_debug("A record stream's consumer left, removing its tracefs instance.");
+        recording_free(userdata);
+}
+
+int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, const char *tracefs,
+                            const char *data_path) {
+        int r;
+
+        *set = (struct tracefs_recordings) { .event = event };
+        if (data_path) {
+                set->data_path = strdup(data_path);
+                if (!set->data_path)
+                        return -ENOMEM;
+        }
+        /* libtracefs creates the recorders' instances here. */
+        if (tracefs_set_tracing_dir((char *) tracefs) < 0)
+                return log_error_errno(errno ? -errno : -EIO, "Cannot use %s with libtracefs: %m", tracefs);
+        r = remove_stale_instances(tracefs);
+        if (r > 0)
+                log_info("Removed %d tracefs instances a previous broker left.", r);
+        return 0;
+}
+
+void tracefs_recordings_done(struct tracefs_recordings *set) {
+        while (set->list) {
+                /* recording_free() unlinks it; its sink must not call back. */
+                recording_free(set->list);
+        }
+        free(set->data_path);
+        set->data_path = NULL;
+}
+
+int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
+                            size_t n_events, const char *const *patterns, size_t n_patterns) {
+        struct tracefs_recording *r;
+        int fd = -EBADF, k;
+
+        if (n_events > STATUS_INDEX_MAX || n_patterns > EVENT_PATTERNS_MAX || (n_events == 0 && n_patterns == 0))
+                return -EINVAL;
+        if (set->n >= TRACEFS_RECORDINGS_MAX)
+                return -EUSERS;
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->set = set;
+        if (n_patterns > 0) {
+                r->patterns = event_patterns_copy(patterns, n_patterns);
+                if (!r->patterns) {
+                        free(r);
+                        return -ENOMEM;
+                }
+                r->n_patterns = n_patterns;
+        }
+        k = tracefs_recorder_new(set->event, TRACEFS_RECORD_PRIORITY, set->data_path, events, n_events,
+                                 recording_gone, r, &r->recorder, &fd);
+        if (k < 0) {
+                event_patterns_free(r->patterns, r->n_patterns);
+                free(r);
+                return k;
+        }
+        r->next = set->list;
+        if (r->next)
+                r->next->prev = r;
+        set->list = r;
+        set->n++;
+        return fd;
+}
+
+void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event) {
+        for (struct tracefs_recording *r = set->list; r; r = r->next) {
+                int k;
+
+                if (r->n_patterns == 0 ||
+                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, event->name))
+                        continue;
+                k = tracefs_recorder_add_event(r->recorder, event);
+                if (k < 0)
+                        log_warning_errno(k, "New event %s is not recorded by a recording matching it: %m",
+                                          event->name);
+        }
+}
+
+void tracefs_recordings_forget(struct tracefs_recordings *set, const char *name) {
+        for (struct tracefs_recording *r = set->list; r; r = r->next)
+                tracefs_recorder_remove_event(r->recorder, name);
 }

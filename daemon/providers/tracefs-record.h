@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Record on a kernel provider (upstream and v1): one tracefs instance per
+ * recording (libtracefs), its per-CPU trace_pipe_raw read without blocking
+ * from the event loop and its sub-buffers parsed with libtraceevent's
+ * kbuffer; each record is re-sent in the Record stream format
+ * (uebroker-record.h), so one consumer serves every provider.
+ * docs/DECISIONS.md says why not perf.
+ *
+ * An upstream event exists in the kernel only while something has it
+ * registered, so there each recording registers its events on a data file
+ * of its own (an enabler in a page of its own) for as long as it records:
+ * the event is there to enable, and its writers' status bytes show FTRACE.
+ * A v1 event exists until deleted: nothing is registered.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "record-sink.h"
+
+struct tracefs_record_event {
+        const char *name;
+        /* What DIAG_IOCSREG (upstream) takes; NULL where the event exists
+         * without a registration (v1). */
+        const char *reg_string;
+};
+
+/* Instance names start with this, then the broker's pid and a counter; a
+ * broker at start removes what a dead one left. */
+#define TRACEFS_RECORDER_INSTANCE_PREFIX "uebroker-record-"
+/* Per-CPU ring buffer of a recording's instance. */
+#define TRACEFS_RECORDER_BUFFER_KB 256u
+/* Recordings at once, per provider. */
+#define TRACEFS_RECORDINGS_MAX 16u
+/* As the embedded provider's data: below the bus (SD_EVENT_PRIORITY_NORMAL),
+ * above SD_EVENT_PRIORITY_IDLE. */
+#define TRACEFS_RECORD_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
+
+struct tracefs_recording;
+
+/* A provider's recordings. */
+struct tracefs_recordings {
+        sd_event *event;
+        char *data_path;        /* upstream: where recordings register; NULL for v1 */
+        struct tracefs_recording *list;
+        unsigned n;
+};
+
+/* Points libtracefs at @tracefs and removes instances a dead broker left.
+ * @data_path is user_events_data for upstream, NULL for v1. */
+int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, const char *tracefs,
+                            const char *data_path);
+void tracefs_recordings_done(struct tracefs_recordings *set);
+
+/* A new recording of @events (maybe none) and of each event added later
+ * whose name matches one of @patterns (maybe none; not both none).
+ * Returns the consumer's descriptor, -EUSERS beyond TRACEFS_RECORDINGS_MAX,
+ * or another negative errno (EADDRINUSE: a name the kernel has with other
+ * fields). */
+int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
+                            size_t n_events, const char *const *patterns, size_t n_patterns);
+
+/* A new event joins the recordings whose patterns match its name. */
+void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event);
+/* The event leaves every recording (an undone event_add). */
+void tracefs_recordings_forget(struct tracefs_recordings *set, const char *name);
