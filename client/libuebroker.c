@@ -575,6 +575,23 @@ UEB_EXPORT bool ueb_registered(const struct ueb_event *e) {
         return e && __atomic_load_n(&e->head.status, __ATOMIC_RELAXED) != &ueb_zero_status;
 }
 
+UEB_EXPORT int ueb_enabled_address(struct ueb_event *e, const volatile uint8_t **ret) {
+        struct ueb_client *c;
+        uint32_t index;
+
+        if (!e || !ret)
+                return -EINVAL;
+        c = e->client;
+        pthread_mutex_lock(&c->lock);
+        index = e->status_index;
+        pthread_mutex_unlock(&c->lock);
+        /* Index 0 is never handed out: no registration yet. */
+        if (index == 0)
+                return -EAGAIN;
+        *ret = c->status_window + index;
+        return 0;
+}
+
 UEB_EXPORT const char *ueb_last_error(struct ueb_client *c) {
         return c ? c->last_error : "";
 }

@@ -72,6 +72,11 @@ static uint32_t allocate_index(struct event_registry *reg) {
 }
 
 int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret) {
+        return event_registry_add_at(reg, def, owner, 0, ret);
+}
+
+int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid_t owner, uint32_t preferred,
+                          struct broker_event **ret) {
         struct broker_event *ev;
         uint32_t index;
         int r;
@@ -80,7 +85,10 @@ int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t 
          * means (the same definition is reused, another one is refused). */
         if (event_registry_find(reg, def->name))
                 return -EEXIST;
-        index = allocate_index(reg);
+        if (preferred >= 1 && preferred <= STATUS_INDEX_MAX && !reg->by_index[preferred])
+                index = preferred;
+        else
+                index = allocate_index(reg);
         if (index == 0)
                 return -ENOSPC;
 

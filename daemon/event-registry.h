@@ -59,6 +59,11 @@ struct broker_event *event_registry_find(struct event_registry *reg, const char 
  * -EEXIST when an event of that name exists, -ENOSPC when every status
  * index is taken. */
 int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret);
+/* The same, giving the event status index @index when it is free (a broker
+ * restoring its events keeps their indexes, so a client's status byte stays
+ * at its address); any other index otherwise. 0: no preference. */
+int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid_t owner, uint32_t index,
+                          struct broker_event **ret);
 
 /* Removes @ev: no session may have a write index bound to it; the caller
  * has checked that nothing listens. */

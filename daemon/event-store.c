@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,21 @@ char *event_store_format(struct event_registry *reg) {
                         return NULL;
                 }
                 /* The canonical form names the group ("u:"); Register takes none. */
-                strbuf_printf(&sb, "%u %s\n", (unsigned) ev->owner_uid,
+                strbuf_printf(&sb, "%u:%u %s\n", (unsigned) ev->owner_uid, (unsigned) i,
                               strncmp(command, "u:", 2) == 0 ? command + 2 : command);
         }
         return strbuf_steal(&sb);
+}
+
+/* Digits at @line[*i], at most @max of them; false when there are none. */
+static bool parse_number(const char *line, size_t n, size_t *i, size_t max, unsigned long *ret) {
+        size_t start = *i;
+        unsigned long v = 0;
+
+        while (*i < n && *i - start < max && line[*i] >= '0' && line[*i] <= '9')
+                v = v * 10 + (unsigned long) (line[(*i)++] - '0');
+        *ret = v;
+        return *i > start;
 }
 
 /* One line without its newline. 1: added; 0: skipped (warned); -ENOMEM. */
@@ -42,14 +54,19 @@ static int parse_line(struct event_registry *reg, const char *line, size_t n, co
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct event_error error = { 0 };
         struct broker_event *ev;
-        unsigned long uid = 0;
+        unsigned long uid = 0, index = 0;
         size_t i = 0;
+        bool ok;
         int r;
 
-        while (i < n && i < 10 && line[i] >= '0' && line[i] <= '9')
-                uid = uid * 10 + (unsigned long) (line[i++] - '0');
-        if (i == 0 || i >= n || line[i] != ' ' || uid >= (uid_t) -1) {
-                log_warning("%s:%u: expected 'UID COMMAND', skipping the line.", origin, lineno);
+        /* "UID:INDEX COMMAND"; "UID COMMAND" from brokers that kept no index. */
+        ok = parse_number(line, n, &i, 10, &uid) && uid < (uid_t) -1;
+        if (ok && i < n && line[i] == ':') {
+                i++;
+                ok = parse_number(line, n, &i, 4, &index) && index >= 1 && index <= STATUS_INDEX_MAX;
+        }
+        if (!ok || i >= n || line[i] != ' ') {
+                log_warning("%s:%u: expected 'UID:INDEX COMMAND', skipping the line.", origin, lineno);
                 return 0;
         }
         i++;
@@ -60,7 +77,7 @@ static int parse_line(struct event_registry *reg, const char *line, size_t n, co
                 log_warning("%s:%u: %s, skipping the line.", origin, lineno, error.message);
                 return 0;
         }
-        r = event_registry_add(reg, def, (uid_t) uid, &ev);
+        r = event_registry_add_at(reg, def, (uid_t) uid, (uint32_t) index, &ev);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

@@ -4,8 +4,11 @@
 /*
  * The events the broker knows and who owns them, kept across restarts in
  * STATE_DIR/events (default /run/uebroker: per boot, as user_events
- * themselves are). One line per event, "UID COMMAND\n", COMMAND in the
- * SPEC.md grammar's canonical form. Written whole to a temporary file and
+ * themselves are). One line per event, "UID:INDEX COMMAND\n", COMMAND in
+ * the SPEC.md grammar's canonical form, INDEX its status index: a restarted
+ * broker gives each event the index it had, so a client's status byte keeps
+ * its address (ueb_enabled_address()). "UID COMMAND" lines (older brokers)
+ * load with any free index. Written whole to a temporary file and
  * renamed over the old one, so a crash leaves the old or the new file.
  *
  * Read back at start-up as unused events, each with a full idle period
@@ -19,8 +22,8 @@
 #include "event-registry.h"
 
 #define EVENT_STORE_FILE "events"
-/* A line: uid, a space, a command, a newline. */
-#define EVENT_STORE_LINE_MAX (10u + 1u + EVENT_COMMAND_MAX + 1u)
+/* A line: uid, a colon, an index, a space, a command, a newline. */
+#define EVENT_STORE_LINE_MAX (10u + 1u + 4u + 1u + EVENT_COMMAND_MAX + 1u)
 
 /* The file's text for every event of @reg, malloc()ed; NULL when out of
  * memory. */

@@ -68,8 +68,9 @@
  * may call ueb_close() to release its copies.
  *
  * Return values: negative errno on failure, as documented per call.
- * Symbols are versioned: LIBUEBROKER_1, and LIBUEBROKER_1.1 for
- * ueb_write_values() and ueb_check_values().
+ * Symbols are versioned: LIBUEBROKER_1, LIBUEBROKER_1.1 for
+ * ueb_write_values() and ueb_check_values(), LIBUEBROKER_1.2 for
+ * ueb_enabled_address().
  */
 
 #include <stdbool.h>
@@ -339,6 +340,37 @@ static inline bool ueb_enabled(const struct ueb_event *e) {
 
         return __atomic_load_n(__atomic_load_n(&h->status, __ATOMIC_RELAXED), __ATOMIC_RELAXED) != 0;
 }
+
+/*
+ * One load (LIBUEBROKER_1.2): the address of @e's status byte, for a hot
+ * loop that checks `if (*addr)` with a single byte load instead of
+ * ueb_enabled()'s two dependent loads:
+ *
+ *     const volatile uint8_t *on;
+ *     if (ueb_enabled_address(tick, &on) == 0)
+ *             while (...) { if (*on) ueb_write_values(tick, v, 2); ... }
+ *
+ * The library maps the broker's status page at one address reserved for
+ * the client's life and the byte is that window plus the event's status
+ * index, so the kernel (or the embedded broker) drives it directly.
+ * Guaranteed until ueb_close(): the address stays readable (never faults),
+ * and reads 0 while the library holds no session with a broker. It
+ * reads this event's byte whenever the event is registered under the same
+ * status index, which holds across reconnections and broker restarts: the
+ * broker stores each event's index with it and a restarted broker gives it
+ * back. The index changes only if the broker no longer knows the event when
+ * the library registers it again (its state directory was removed, or an
+ * administrator deleted the event while no client held it); the address
+ * then reads another byte, and ueb_enabled_address() returns the new one:
+ * a program that must rule this out asks again when ueb_event_stats()'s
+ * registrations counter grows.
+ *
+ * Returns 0 and sets *@ret, -EAGAIN while @e has never been registered (no
+ * index yet: ask again once ueb_registered() is true), -EINVAL for NULL
+ * arguments. After fork() the child's copy of the address stays readable
+ * and follows the parent's session.
+ */
+int ueb_enabled_address(struct ueb_event *e, const volatile uint8_t **ret);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# broker-harness.sh [--config FILE] [--writable-config FILE] [--notify] [--polkit-mock] -- CMD ARGS...
+# broker-harness.sh [--config FILE] [--writable-config FILE] [--notify] [--polkit-mock] [--state-dir] -- CMD ARGS...
 #
 # Runs CMD against a real uebrokerd on a private bus: starts a private
 # dbus-daemon, starts uebrokerd on it with the embedded provider, waits for
@@ -19,6 +19,9 @@
 # on the private bus and gives the broker that bus as its system bus, for
 # polkit only (the test allows actions with the mock's SetAllowed); it
 # needs python3-dbusmock in /usr/bin/python3 (exit 77 without).
+# --state-dir runs the broker with a state directory in the scratch
+# directory, exported as UEBROKER_STATE_DIR, for tests that restart the
+# broker and expect it to remember its events (as the system broker does).
 # runs CMD, stops broker and bus, and exits with CMD's status.
 #
 # Environment:
@@ -36,6 +39,7 @@ config=""
 writable_config=""
 notify=""
 polkit_mock=""
+state_dir=""
 while [ $# -gt 0 ]; do
         case "$1" in
         --config) config="$2"; shift 2 ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
         --writable-config) writable_config="$2"; shift 2 ;;
         --notify) notify=1; shift ;;
         --polkit-mock) polkit_mock=1; shift ;;
+        --state-dir) state_dir=1; shift ;;
         --) shift; break ;;
         *) echo "broker-harness: unknown option $1" >&2; exit 2 ;;
         esac
@@ -134,6 +139,10 @@ if [ -n "$writable_config" ]; then
         export UEBROKER_CONFIG="$config"
 fi
 [ -n "$config" ] && broker_args+=(--config="$config")
+if [ -n "$state_dir" ]; then
+        export UEBROKER_STATE_DIR="$dir/state"
+        broker_args+=(--state-dir="$UEBROKER_STATE_DIR")
+fi
 
 # The sd_notify() reader: a datagram socket, each message a line.
 notify_pid=""

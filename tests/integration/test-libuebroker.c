@@ -10,7 +10,10 @@
  *   the harness starts its own) while a thread keeps checking and writing:
  *   the client re-registers by itself (pending events too) and keeps
  *   working, without SIGPIPE or a crash; every record carries our pid and
- *   uid.
+ *   uid. One load: ueb_enabled_address() gives a byte that flips with a
+ *   consumer, reads 0 while no broker runs and keeps its address across
+ *   the restart (the broker, with a state directory, keeps the event's
+ *   status index even past a hole left by a deleted event).
  * Plain C with its own checks (sd-bus and Check's fork-per-test do not mix).
  */
 #include <dirent.h>
@@ -97,6 +100,19 @@ static uint64_t record_counter(sd_bus *bus, const char *name) {
                                 result = value;
         sd_bus_message_unref(reply);
         return result;
+}
+
+/* Delete(@name) on our own connection: 0 or a negative errno. */
+static int event_delete(sd_bus *bus, const char *name) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, "org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "Delete", &error, NULL,
+                               "sb", name, 0);
+        if (r < 0)
+                printf("Delete(%s) failed: %s %s\n", name, error.name ?: "", error.message ?: strerror(-r));
+        sd_bus_error_free(&error);
+        return r < 0 ? r : 0;
 }
 
 static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
@@ -215,15 +231,18 @@ static void *hammer_main(void *userdata) {
  * the pid is the broker's. */
 static pid_t broker_start(const char *address) {
         const char *binary = getenv("UEBROKERD");
-        char arg[4096];
+        const char *state = getenv("UEBROKER_STATE_DIR");
+        char arg[4096], state_arg[4096];
         pid_t pid;
 
         REQUIRE(binary && *binary, "UEBROKERD must name the broker binary");
         snprintf(arg, sizeof(arg), "--bus-address=%s", address);
+        /* The harness's state directory, if it gave its broker one. */
+        snprintf(state_arg, sizeof(state_arg), "--state-dir=%s", state ?: "");
         pid = fork();
         if (pid == 0) {
                 execl("/bin/sh", "sh", "-c", "exec ${UEBROKERD_WRAPPER:-} \"$0\" \"$@\" ${UEBROKERD_ARGS:-}", binary,
-                      arg, "--provider=embedded", (char *) NULL);
+                      arg, "--provider=embedded", state ? state_arg : (char *) NULL, (char *) NULL);
                 _exit(127);
         }
         REQUIRE(pid > 0, "fork");
@@ -244,6 +263,12 @@ static void test_no_bus(void) {
         CHECK(r == 0, "register without a bus returned %d (pending expected)", r);
         REQUIRE(e != NULL, "pending handle");
         CHECK(!ueb_enabled(e), "not enabled");
+        {
+                const volatile uint8_t *addr = NULL;
+
+                CHECK(ueb_enabled_address(e, &addr) == -EAGAIN && !addr, "no status address before a registration");
+                CHECK(ueb_enabled_address(NULL, &addr) == -EINVAL, "NULL handle");
+        }
         CHECK(!ueb_registered(e), "not registered");
         r = write_tick(e, 1, "x");
         CHECK(r == -ENOTCONN, "write on a pending event returned %d", r);
@@ -258,7 +283,9 @@ int main(void) {
         const char *old_pid_text = getenv("UEBROKERD_PID");
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct ueb_client *c = NULL;
-        struct ueb_event *tick = NULL, *tick2 = NULL, *other = NULL, *late = NULL;
+        struct ueb_event *tick = NULL, *tick2 = NULL, *other = NULL, *late = NULL, *oneload = NULL;
+        const volatile uint8_t *one = NULL, *tick_one = NULL;
+        int rec_one;
         struct ueb_stats stats;
         struct hammer hammer = {};
         pthread_t hammer_thread;
@@ -391,6 +418,29 @@ int main(void) {
                 CHECK(ueb_unregister(drops) == 0, "unregister lt_drops");
         }
 
+        printf("# one load: the status byte's own address\n");
+        {
+                struct ueb_client *c2 = NULL;
+                struct ueb_event *gap = NULL;
+
+                /* An event registered before lt_oneload and deleted: a hole
+                 * below its index that a restarted broker must not close. */
+                REQUIRE(ueb_open(&c2) == 1, "second client");
+                REQUIRE(ueb_register(c2, "lt_gap u8 x", &gap) == 1, "register lt_gap: %s", ueb_last_error(c2));
+                r = ueb_register(c, "lt_oneload u8 x", &oneload);
+                REQUIRE(r == 1, "register lt_oneload: %d", r);
+                ueb_close(c2);
+                CHECK(WAIT_FOR(event_delete(bus, "lt_gap") == 0, 3000), "lt_gap deleted once its client left");
+        }
+        CHECK(ueb_enabled_address(oneload, &one) == 0 && one, "lt_oneload has a status address");
+        CHECK(ueb_enabled_address(tick, &tick_one) == 0 && tick_one, "lt_tick has a status address");
+        CHECK(one && *one == 0, "the byte reads 0 while nobody records");
+        rec_one = record_open(bus, "lt_oneload");
+        REQUIRE(rec_one >= 0, "Record(lt_oneload)");
+        CHECK(one && *one != 0 && ueb_enabled(oneload), "the byte reads non-zero while recorded");
+        record_close(rec_one);
+        CHECK(one && WAIT_FOR(*one == 0, 3000), "and 0 again when the consumer leaves");
+
         printf("# broker restart under a busy client\n");
         hammer.event = tick;
         REQUIRE(pthread_create(&hammer_thread, NULL, hammer_main, &hammer) == 0, "hammer thread");
@@ -398,6 +448,7 @@ int main(void) {
         REQUIRE(kill((pid_t) atoi(old_pid_text), SIGTERM) == 0, "SIGTERM the harness's broker");
         CHECK(WAIT_FOR(!ueb_registered(tick), 10000), "the client noticed the broker leaving");
         CHECK(!ueb_enabled(tick), "disabled while no broker runs");
+        CHECK(one && *one == 0 && *tick_one == 0, "the one-load bytes read 0 while no broker runs");
         record_close(rec);
 
         r = ueb_register(c, "lt_late u16 y", &late);
@@ -409,6 +460,21 @@ int main(void) {
         CHECK(late && WAIT_FOR(ueb_registered(late), 15000), "the pending event got registered too");
         CHECK(!ueb_enabled(tick), "fresh broker: nobody records");
         CHECK(list_registrations(bus, "lt_tick") == 1, "the new broker knows lt_tick with 1 registration");
+        CHECK(WAIT_FOR(ueb_registered(oneload), 15000), "lt_oneload re-registered");
+        {
+                const volatile uint8_t *again = NULL;
+
+                CHECK(ueb_enabled_address(oneload, &again) == 0 && again == one,
+                      "lt_oneload's address survived the restart (%p, was %p)", (const void *) again,
+                      (const void *) one);
+                CHECK(ueb_enabled_address(tick, &again) == 0 && again == tick_one, "so did lt_tick's");
+        }
+        CHECK(one && *one == 0, "fresh broker: lt_oneload's byte reads 0");
+        rec_one = record_open(bus, "lt_oneload");
+        REQUIRE(rec_one >= 0, "Record(lt_oneload) on the new broker");
+        CHECK(one && *one != 0, "the address held across the restart reads the new broker's byte");
+        record_close(rec_one);
+        CHECK(one && WAIT_FOR(*one == 0, 3000), "and 0 when that consumer leaves");
 
         rec = record_open(bus, "lt_tick");
         REQUIRE(rec >= 0, "Record on the new broker");

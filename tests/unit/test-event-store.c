@@ -47,7 +47,7 @@ START_TEST(test_format_is_uid_and_command_per_line) {
         add("first u32 a; __data_loc char[] s", 1000);
         add("second:flag struct x y 8", 0);
         text = event_store_format(reg);
-        ck_assert_str_eq(text, "1000 first u32 a; __data_loc char[] s\n0 second struct x y 8\n");
+        ck_assert_str_eq(text, "1000:1 first u32 a; __data_loc char[] s\n0:2 second struct x y 8\n");
 }
 END_TEST
 
@@ -71,6 +71,25 @@ START_TEST(test_round_trip_restores_names_owners_fields) {
 }
 END_TEST
 
+START_TEST(test_restore_keeps_status_indexes) {
+        /* A restarted broker gives each event the index it had, whatever
+         * the order of the lines, so a client's status byte keeps its
+         * address; a line without index (an older broker) takes a free one. */
+        ck_assert_int_eq(parse("7:42 kept_a u32 a\n"
+                               "7:3 kept_b u32 a\n"
+                               "7 no_index u32 a\n"
+                               "7:42 clash u32 a\n"),
+                         4);
+        ck_assert_uint_eq(event_registry_find(reg, "kept_a")->status_index, 42);
+        ck_assert_uint_eq(event_registry_find(reg, "kept_b")->status_index, 3);
+        ck_assert_uint_ne(event_registry_find(reg, "no_index")->status_index, 42);
+        ck_assert_uint_ne(event_registry_find(reg, "no_index")->status_index, 3);
+        /* Index taken already: the event still loads, elsewhere. */
+        ck_assert_uint_ne(event_registry_find(reg, "clash")->status_index, 42);
+        ck_assert_uint_ne(event_registry_find(reg, "clash")->status_index, 0);
+}
+END_TEST
+
 START_TEST(test_bad_lines_are_skipped) {
         /* Each bad line is skipped; the good ones around it load. */
         ck_assert_int_eq(parse("1 ok_a u32 a\n"
@@ -81,6 +100,10 @@ START_TEST(test_bad_lines_are_skipped) {
                                "1000 \n"
                                "1000 bad field here\n"
                                "1000 ok_a u32 a\n"            /* a second of one name */
+                               "1:0 zero_index u32 a\n"
+                               "1:4096 index_too_large u32 a\n"
+                               "1: no_index_digits u32 a\n"
+                               "1:12345 index_too_long u32 a\n"
                                "\n"
                                "2 ok_b u32 b"),               /* no final newline */
                          2);
@@ -136,6 +159,7 @@ static Suite *event_store_suite(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_format_is_uid_and_command_per_line);
         tcase_add_test(tc, test_round_trip_restores_names_owners_fields);
+        tcase_add_test(tc, test_restore_keeps_status_indexes);
         tcase_add_test(tc, test_bad_lines_are_skipped);
         tcase_add_test(tc, test_nul_and_overlong_lines_are_skipped);
         tcase_add_test(tc, test_save_load_through_a_directory);
