@@ -356,11 +356,13 @@ static inline bool ueb_enabled(const struct ueb_event *e) {
  * Guaranteed until ueb_close(): the address stays readable (never faults),
  * and reads 0 while the library holds no session with a broker. It
  * reads this event's byte whenever the event is registered under the same
- * status index, which holds across reconnections and broker restarts: the
- * broker stores each event's index with it and a restarted broker gives it
- * back. The index changes only if the broker no longer knows the event when
- * the library registers it again (its state directory was removed, or an
- * administrator deleted the event while no client held it); the address
+ * status index, which holds across reconnections, and across broker
+ * restarts when the broker keeps a state directory (the system broker's
+ * default, /run/uebroker; --state-dir= otherwise): it stores each event's
+ * index with it and a restarted broker gives it back. The index changes
+ * only if the broker no longer knows the event when the library registers
+ * it again (no state directory, or it was removed, or an administrator
+ * deleted the event while no client held it); the address
  * then reads another byte, and ueb_enabled_address() returns the new one:
  * a program that must rule this out asks again when ueb_event_stats()'s
  * registrations counter grows.
