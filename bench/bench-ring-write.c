@@ -7,11 +7,15 @@
  *   lttng   an LTTng-UST tracepoint of the same payload, when built with
  *           lttng-ust and a session records it (run-bench.sh sets one up);
  *           otherwise the line says why it is missing
+ *   trace_marker  write() of as many bytes to a tracefs instance's
+ *           trace_marker (bench-trace-marker.h), or why it is missing
  * Writes go in bursts that fit the path's buffer (the ring, the socket);
  * only the bursts are timed, and between bursts the consumer catches up,
  * so the figure is the cost of a write that is delivered, not of one that
  * is refused. Then delivery at a paced 1M events/s through the ring for a
- * second: how many the consumer received.
+ * second: how many the consumer received. Then the writev path paced at
+ * rising rates, half a second each, a refused write counted as lost:
+ * the highest rate at which the consumer received every event.
  *   bench-ring-write [EVENTS]   (default 1M; needs a broker: run-bench.sh)
  */
 #include <pthread.h>
@@ -25,6 +29,7 @@
 
 #include "bench-lttng.h"
 #include "bench-record.h"
+#include "bench-trace-marker.h"
 #include "bench-util.h"
 #include "bus-util.h"
 #include "uebroker.h"
@@ -95,6 +100,38 @@ static struct burst_result run_bursts(struct ueb_event *e, struct bench_reader *
         return res;
 }
 
+struct paced_result {
+        unsigned long long written, refused, received, lost;
+        bool complete;
+};
+
+/* @rate events/s through @e for @seconds, each event due at its time (a
+ * busy wait), a refused write not retried. */
+static struct paced_result run_paced(struct ueb_event *e, struct bench_reader *rd, unsigned long long rate,
+                                     double seconds) {
+        struct bench_payload payload = { 0, "paced" };
+        struct iovec iov = { &payload, sizeof(payload) };
+        unsigned long long n = (unsigned long long) ((double) rate * seconds);
+        unsigned long long records = rd->records, lost = rd->lost;
+        struct paced_result res = { 0 };
+        uint64_t start = bench_now_ns();
+
+        for (unsigned long long i = 0; i < n; i++) {
+                while (bench_now_ns() < start + i * 1000000000ull / rate)
+                        ;
+                payload.seq = i;
+                if (ueb_write(e, &iov, 1) == 0)
+                        res.written++;
+                else
+                        res.refused++;
+        }
+        (void) wait_received(rd, records + lost + res.written);
+        res.received = rd->records - records;
+        res.lost = rd->lost - lost;
+        res.complete = res.refused == 0 && res.lost == 0 && res.received == n;
+        return res;
+}
+
 int main(int argc, char *argv[]) {
         unsigned long long n = bench_count(argc, argv, 1000000ull), paced_written = 0, paced_refused = 0;
         struct bench_reader consumer = { 0 };
@@ -102,6 +139,9 @@ int main(int argc, char *argv[]) {
         struct ueb_event *ring_event, *plain_event;
         struct burst_result ring, plain;
         struct bench_lttng_result lttng;
+        struct bench_trace_marker_result marker;
+        /* As many bytes as a record's payload, as text. */
+        static const char marker_text[sizeof(struct bench_payload)] = "benchmark 0123456789abc";
         pthread_t consumer_thread;
         sd_bus *bus = NULL;
         unsigned long long before, records_before, lost_before;
@@ -127,6 +167,7 @@ int main(int argc, char *argv[]) {
         ring = run_bursts(ring_event, &consumer, n, 8192);
         plain = run_bursts(plain_event, &consumer, n, 200);
         lttng = bench_lttng_run(n, 8192);
+        marker = bench_trace_marker_run(marker_text, sizeof(marker_text), n);
 
         bench_report("ueb_write, ring", ring.ns_per_call, "ueb_write, writev", plain.ns_per_call, "ns/call");
         if (lttng.available)
@@ -134,6 +175,15 @@ int main(int argc, char *argv[]) {
                              "ns/call");
         else
                 printf("LTTng-UST tracepoint: not measured (%s)\n", lttng.why);
+        if (marker.available) {
+                bench_report("ueb_write, ring", ring.ns_per_call, "trace_marker write()", marker.ns_per_call,
+                             "ns/call");
+                bench_report("ueb_write, writev", plain.ns_per_call, "trace_marker write()", marker.ns_per_call,
+                             "ns/call");
+                printf("trace_marker: %llu written, %llu failed (a tracefs instance of our own)\n", marker.written,
+                       marker.failed);
+        } else
+                printf("trace_marker write(): not measured (%s)\n", marker.why);
         printf("ring:   %llu written, %llu refused (ring full), all delivered: %s\n", ring.written, ring.refused,
                ring.delivered ? "yes" : "NO");
         printf("writev: %llu written, %llu refused (socket full), all delivered: %s\n", plain.written, plain.refused,
@@ -166,6 +216,28 @@ int main(int argc, char *argv[]) {
                        "consumer received %llu, lost %llu%s\n",
                        PACED_RATE, (double) (bench_now_ns() - start) / 1e9, paced_written, paced_refused,
                        consumer.records - records_before, consumer.lost - lost_before, all ? "" : " (timed out)");
+        }
+
+        /* The writev path: the highest paced rate with every event
+         * delivered, stopping at the first rate that loses any. */
+        {
+                static const unsigned long long rates[] = { 10000, 25000, 50000, 75000, 100000, 150000,
+                                                            200000, 300000, 400000, 600000, 800000, 1000000 };
+                unsigned long long best = 0;
+
+                for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+                        struct paced_result p = run_paced(plain_event, &consumer, rates[i], 0.5);
+
+                        printf("writev paced %7llu events/s for 0.5 s: %llu written, %llu refused (socket full), "
+                               "consumer received %llu, lost %llu: %s\n",
+                               rates[i], p.written, p.refused, p.received, p.lost,
+                               p.complete ? "all delivered" : "NOT all delivered");
+                        if (!p.complete)
+                                break;
+                        best = rates[i];
+                }
+                printf("writev path: highest paced rate with 100%% delivery %llu events/s (of the rates tried)\n",
+                       best);
         }
 
         consumer.stop = 1;

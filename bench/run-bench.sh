@@ -17,7 +17,10 @@
 #     raises ClientsPerUser= to 8192 (default 64) so that one uid may hold
 #     5000 connections with registrations;
 #   - bench-floor-service, the no-work stand-in, owning
-#     org.uebroker1.BenchFloor on the same bus.
+#     org.uebroker1.BenchFloor on the same bus;
+#   - tracefs for bench-ring-write's trace_marker baseline: the mounted one,
+#     or one mounted in the temporary directory for the run (unmounted at
+#     the end) when none is and the mount succeeds.
 # With COMMAND, runs only COMMAND in that setting instead (to profile one
 # bench: UEBROKER_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS, UEBROKERD_PID and
 # DBUS_DAEMON_PID are exported).
@@ -55,6 +58,7 @@ bus_pid=""
 broker_pid=""
 floor_pid=""
 lttng_pid=""
+tracefs_mounted=""
 
 stop() {
         local pid="$1" _
@@ -75,6 +79,11 @@ cleanup() {
         stop "$floor_pid"
         stop "$broker_pid"
         stop "$bus_pid"
+        # Never rm -rf through a mounted tracefs (instances are global).
+        if [ -n "$tracefs_mounted" ] && ! umount "$tracefs_mounted"; then
+                echo "run-bench: cannot unmount $tracefs_mounted; leaving $dir" >&2
+                return
+        fi
         rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -229,6 +238,16 @@ if command -v lttng-sessiond >/dev/null 2>&1 && command -v lttng >/dev/null 2>&1
         fi
 else
         echo "run-bench: lttng-tools is not installed: no LTTng-UST figure (bench-ring-write says so)"
+fi
+# trace_marker, the kernel's own marker, as the writer's baseline.
+if ! grep -q ' tracefs ' /proc/mounts; then
+        mkdir -p "$dir/tracefs"
+        if mount -t tracefs nodev "$dir/tracefs" 2>"$dir/tracefs.log"; then
+                tracefs_mounted="$dir/tracefs"
+                export UEB_BENCH_TRACEFS="$tracefs_mounted"
+        else
+                echo "run-bench: cannot mount tracefs ($(cat "$dir/tracefs.log")): no trace_marker figure"
+        fi
 fi
 run "$build/bench/bench-ring-write" 1000000
 if [ -n "$lttng_pid" ]; then

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The kernel's own user-space marker as a baseline for the writer: write()
+ * of a payload to trace_marker, per call. In a tracefs instance of our own
+ * (its own buffer, removed afterwards), so the host's global trace buffer
+ * is left alone. tracefs is found in $UEB_BENCH_TRACEFS (run-bench.sh
+ * mounts one when none is) or the first tracefs in /proc/mounts. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench-util.h"
+
+struct bench_trace_marker_result {
+        bool available;
+        double ns_per_call;
+        unsigned long long written, failed;
+        char why[1400];                 /* when not available */
+};
+
+static inline bool bench_tracefs_find(char *path, size_t size) {
+        const char *env = getenv("UEB_BENCH_TRACEFS");
+        struct mntent *m;
+        FILE *f;
+        bool found = false;
+
+        if (env && *env) {
+                snprintf(path, size, "%s", env);
+                return true;
+        }
+        f = setmntent("/proc/mounts", "re");
+        if (!f)
+                return false;
+        while (!found && (m = getmntent(f)))
+                if (strcmp(m->mnt_type, "tracefs") == 0) {
+                        snprintf(path, size, "%s", m->mnt_dir);
+                        found = true;
+                }
+        endmntent(f);
+        return found;
+}
+
+/* @n writes of @len bytes from @payload. */
+static inline struct bench_trace_marker_result bench_trace_marker_run(const void *payload, size_t len,
+                                                                      unsigned long long n) {
+        struct bench_trace_marker_result res = { 0 };
+        char tracefs[1024], instance[1100], marker[1200];
+        uint64_t t0;
+        int fd;
+
+        if (!bench_tracefs_find(tracefs, sizeof(tracefs))) {
+                snprintf(res.why, sizeof(res.why), "no tracefs mounted");
+                return res;
+        }
+        snprintf(instance, sizeof(instance), "%s/instances/uebroker-bench-%d", tracefs, (int) getpid());
+        if (mkdir(instance, 0700) < 0) {
+                snprintf(res.why, sizeof(res.why), "cannot create the tracefs instance %s: %s", instance,
+                         strerror(errno));
+                return res;
+        }
+        snprintf(marker, sizeof(marker), "%s/trace_marker", instance);
+        fd = open(marker, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+                snprintf(res.why, sizeof(res.why), "%s is not writable: %s", marker, strerror(errno));
+                (void) rmdir(instance);
+                return res;
+        }
+        for (unsigned i = 0; i < 10000; i++)    /* warm up */
+                (void) write(fd, payload, len);
+        t0 = bench_now_ns();
+        for (unsigned long long i = 0; i < n; i++) {
+                if (write(fd, payload, len) == (ssize_t) len)
+                        res.written++;
+                else
+                        res.failed++;
+        }
+        res.ns_per_call = (double) (bench_now_ns() - t0) / (double) n;
+        res.available = true;
+        close(fd);
+        (void) rmdir(instance);
+        return res;
+}
