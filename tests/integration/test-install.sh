@@ -85,7 +85,7 @@ expected=(
         "$UEB_BINDIR/uebctl"
         "$UEB_LIBDIR/libuebroker.so"
         "$UEB_LIBDIR/libuebroker.so.1"
-        "$UEB_LIBDIR/libuebroker.so.1.1.0"
+        "$UEB_LIBDIR/libuebroker.so.1.2.0"
         "$UEB_LIBDIR/pkgconfig/uebroker.pc"
         "$UEB_INCLUDEDIR/uebroker.h"
         "$UEB_INCLUDEDIR/uebroker-record.h"
