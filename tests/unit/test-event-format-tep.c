@@ -116,6 +116,73 @@ START_TEST(test_print_fmt_parses) {
 }
 END_TEST
 
+/* Records: what trace-cmd prints (tep_print_event() with the print fmt)
+ * must be what uebctl record prints, wherever the print fmt can say it:
+ * integers, and strings of printable ASCII. docs/DECISIONS.md lists where
+ * the two differ on purpose (negative s8/s16, control bytes, structs and
+ * non-char dynamic arrays). The payload starts at record offset 8. */
+static const struct {
+        const char *command;
+        unsigned char payload[64];
+        size_t len;
+        const char *text;
+} records[] = {
+        { "hello_tick u32 count;char[20] msg",
+          { 10, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', ' ', 'f', 'r', 'o', 'm' },
+          24,
+          "count=10 msg=hello from" },
+        { "e u8 a;u16 b;u32 c;u64 d",
+          { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+          15,
+          "a=255 b=65535 c=4294967295 d=18446744073709551615" },
+        { "e s32 a;s64 b;int c;s8 d;s16 e",
+          { 0xfe, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0xd6, 0xff, 0xff, 0xff, 0x7f,
+            0xff, 0x7f },
+          19,
+          "a=-2 b=-9223372036854775808 c=-42 d=127 e=32767" },
+        { "e unsigned char a;unsigned short b;unsigned int c;char d;short e",
+          { 1, 2, 0, 3, 0, 0, 0, 4, 5, 0 },
+          10,
+          "a=1 b=2 c=3 d=4 e=5" },
+        /* data_loc: 6 << 16 | record offset 8 + 12; rel_loc: 4 << 16 | 10
+         * bytes after the end of its own word (payload 8, data at 18). */
+        { "e __data_loc char[] s;__rel_loc char[] r;char[4] t",
+          { 20, 0, 6, 0, 10, 0, 4, 0, 'x', 'y', 'z', 0, 'd', 'y', 'n', 'a', 'm', 0, 'r', 'e', 'l', 0 },
+          22,
+          "s=dynam r=rel t=xyz" },
+        { "e u8 n;__rel_loc char[] r",
+          { 9, 0, 0, 4, 0, 'r', 'e', 'l', 0 },
+          9,
+          "n=9 r=rel" },
+};
+
+START_TEST(test_records_print_alike) {
+        _cleanup_event_def_ struct event_def *ev = parse_ok(records[_i].command, 0);
+        _cleanup_tep_ struct tep_handle *tep = tep_alloc();
+        unsigned char data[8 + sizeof(records[0].payload)] = { 0 };
+        uint16_t id = EVENT_ID;
+        struct tep_record rec = { .data = data, .size = (int) (8 + records[_i].len) };
+        struct strbuf ours = STRBUF_INIT;
+        _cleanup_free_ char *text = NULL;
+        struct trace_seq s;
+
+        parse_with_tep(tep, ev);
+        memcpy(data, &id, sizeof(id));
+        memcpy(data + 8, records[_i].payload, records[_i].len);
+
+        ck_assert_int_eq(event_decode_text(ev, records[_i].payload, records[_i].len, &ours), 0);
+        text = strbuf_steal(&ours);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_str_eq(text, records[_i].text);
+
+        trace_seq_init(&s);
+        tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
+        trace_seq_terminate(&s);
+        ck_assert_str_eq(s.buffer, text);
+        trace_seq_destroy(&s);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("event-format-tep");
         TCase *tc;
@@ -123,6 +190,7 @@ int main(void) {
         tc = tcase_create("oracle");
         tcase_add_loop_test(tc, test_fields, 0, ARRAY_SIZE(commands));
         tcase_add_loop_test(tc, test_print_fmt_parses, 0, ARRAY_SIZE(commands));
+        tcase_add_loop_test(tc, test_records_print_alike, 0, ARRAY_SIZE(records));
         suite_add_tcase(s, tc);
 
         return check_tap_run(s);
