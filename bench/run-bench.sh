@@ -37,7 +37,7 @@ build="$(cd "$1" && pwd)"
 shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
-         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check; do
+         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check bench/bench-decode; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -256,6 +256,7 @@ if [ -n "$lttng_pid" ]; then
         lttng_pid=""
 fi
 run "$build/bench/bench-disabled-check" 300000000
+run "$build/bench/bench-decode" 2000000
 if ! kill -0 "$broker_pid" 2>/dev/null; then
         echo "run-bench: uebrokerd died during the run:" >&2
         tail -20 "$dir/broker.log" >&2

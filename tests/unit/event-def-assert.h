@@ -9,14 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "event-def.h"
 
 #define _cleanup_event_def_ __attribute__((cleanup(event_def_freep)))
-
-static inline void freep(void *p) {
-        free(*(void **) p);
-}
-#define _cleanup_free_ __attribute__((cleanup(freep)))
 
 /* Parses @command with @flags; fails the test with the library's message if
  * it is rejected. */
