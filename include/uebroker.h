@@ -370,7 +370,8 @@ static inline bool ueb_enabled(const struct ueb_event *e) {
  * Returns 0 and sets *@ret, -EAGAIN while @e has never been registered (no
  * index yet: ask again once ueb_registered() is true), -EINVAL for NULL
  * arguments. After fork() the child's copy of the address stays readable
- * and follows the parent's session.
+ * and shows the page of the session the parent had at the fork (the
+ * parent's later re-registrations remap only the parent's window).
  */
 int ueb_enabled_address(struct ueb_event *e, const volatile uint8_t **ret);
 
