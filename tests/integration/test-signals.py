@@ -183,10 +183,13 @@ class Signals(unittest.TestCase):
         # Coalescing happened: far fewer signals than changes.
         self.assertGreater(cycles * 2, 3 * len(mine), 'too few cycles to tell: %d' % cycles)
         # Listeners end with the truth: the event is gone, and the signals
-        # alternate so that the last one says so.
+        # alternate so that the last one says so. No signal at all is the
+        # truth too: when every batch found the event deleted again (a
+        # loaded machine can run a Delete before the first batch's timer),
+        # listeners, who began without it, were never told otherwise.
         members = [s[1] for s in sorted(mine)]
-        self.assertTrue(members, 'no signal at all for %s' % name)
-        self.assertEqual(members[-1], 'EventRemoved', members)
+        if members:
+            self.assertEqual(members[-1], 'EventRemoved', members)
         for a, b in zip(members, members[1:]):
             self.assertNotEqual(a, b, members)
         # Each EventAdded carried fields the event really had.
