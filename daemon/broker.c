@@ -633,11 +633,24 @@ static int reply_record_stream(struct broker *b, sd_bus_message *m, int fd, cons
         return sd_bus_reply_method_return(m, "h", fd);
 }
 
+/* Record and RecordMatching: who calls (the session), may they record
+ * (polkit's org.uebroker1.record). 1: go on; 0: the call waits for the bus
+ * or polkit and is re-run; negative: refused, @error set. */
+static int authorize_recording(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        struct session *s;
+        int r;
+
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r;
+        return polkit_check(b->polkit, m, "org.uebroker1.record",
+                            sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
+}
+
 static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
         _cleanup_close_ int fd = -EBADF;
-        struct session *s;
         size_t n = 0, allocated = 0;
         const char *name;
         int r;
@@ -675,13 +688,9 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no event names given; name at least one event to record");
 
-        r = session_identify(b, m, error, &s);
+        r = authorize_recording(b, m, error);
         if (r <= 0)
-                return r < 0 ? r : 1;
-        r = polkit_check(b->polkit, m, "org.uebroker1.record",
-                         sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
-        if (r <= 0)
-                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
+                return r < 0 ? r : 1;   /* 0: re-run when the bus or polkit answers */
 
         events = calloc(n, sizeof(*events));
         if (!events)
@@ -711,7 +720,6 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **patterns = NULL;
         _cleanup_close_ int fd = -EBADF;
-        struct session *s;
         size_t n = 0, n_events = 0;
         const char *pattern;
         int r;
@@ -744,13 +752,9 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no patterns given; give at least one name or pattern such as 'app_*'");
 
-        r = session_identify(b, m, error, &s);
+        r = authorize_recording(b, m, error);
         if (r <= 0)
-                return r < 0 ? r : 1;
-        r = polkit_check(b->polkit, m, "org.uebroker1.record",
-                         sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
-        if (r <= 0)
-                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
+                return r < 0 ? r : 1;   /* 0: re-run when the bus or polkit answers */
 
         events = calloc(b->registry.n_events ?: 1, sizeof(*events));
         if (!events)

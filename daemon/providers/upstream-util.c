@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "fd-util.h"
+#include "log.h"
 #include "status-text.h"
 #include "strbuf.h"
 #include "upstream-util.h"
@@ -275,4 +277,15 @@ int upstream_status_line_parse(const char *line, size_t len, const char **ret_na
         *ret_name_len = (size_t) (name_end - line);
         *ret_status = status;
         return 1;
+}
+
+void kernel_event_delete(int control_fd, const char *provider, const char *name, const char *busy_note) {
+        if (ioctl(control_fd, UPSTREAM_DIAG_IOCSDEL, name) == 0)
+                log_debug("%s: deleted %s from the kernel.", provider, name);
+        else if (errno == ENOENT)
+                log_debug("%s: %s was already gone from the kernel.", provider, name);
+        else if (errno == EBUSY)
+                log_info("%s: %s is still in use in the kernel (%s).", provider, name, busy_note);
+        else
+                log_warning_errno(errno, "%s: cannot delete %s from the kernel: %m", provider, name);
 }

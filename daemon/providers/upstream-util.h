@@ -120,3 +120,10 @@ void upstream_enable_location(uint32_t status_index, uint64_t page_addr, uint64_
  */
 int upstream_status_line_parse(const char *line, size_t len, const char **ret_name, size_t *ret_name_len,
                                uint8_t *ret_status);
+
+/* DIAG_IOCSDEL of @name on @control_fd (the same request on both kernel
+ * interfaces), logged as "@provider: ...": ENOENT (already gone) at debug,
+ * EBUSY at info followed by @busy_note (who may still hold it on this
+ * interface), anything else as a warning. The broker forgets the event
+ * either way. */
+void kernel_event_delete(int control_fd, const char *provider, const char *name, const char *busy_note);

@@ -248,16 +248,8 @@ static void upstream_event_remove(struct provider *p, struct provider_event *ev)
          * copy of a data file that registered it, or someone registered
          * the name outside the broker: the kernel removes it when they
          * close. Either way the broker forgets it now. */
-        if (ioctl(p->control_fd, UPSTREAM_DIAG_IOCSDEL, ev->def->name) < 0) {
-                if (errno == ENOENT)
-                        log_debug("Upstream: %s was already gone from the kernel.", ev->def->name);
-                else if (errno == EBUSY)
-                        log_info("Upstream: %s is still referenced in the kernel (a client's open data file); "
-                                 "it goes when that closes.", ev->def->name);
-                else
-                        log_warning_errno(errno, "Upstream: cannot delete %s from the kernel: %m", ev->def->name);
-        } else
-                log_debug("Upstream: deleted %s from the kernel.", ev->def->name);
+        kernel_event_delete(p->control_fd, "Upstream", ev->def->name,
+                            "a client's open data file, or a registration outside the broker; it goes when that closes");
 
         tdelete(ev, &p->by_name, compare_by_name);
         free(ev->reg_string);

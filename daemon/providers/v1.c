@@ -246,16 +246,8 @@ static void v1_event_remove(struct provider *p, struct provider_event *ev) {
          * holds a write-only handle of a closed session, or ftrace or perf
          * has it; the broker forgets it now, the kernel keeps it until it
          * is deleted by hand (DIAG_IOCSDEL, dynamic_events). */
-        if (ioctl(p->control_fd, V1_DIAG_IOCSDEL, ev->def->name) < 0) {
-                if (errno == ENOENT)
-                        log_debug("v1: %s was already gone from the kernel.", ev->def->name);
-                else if (errno == EBUSY)
-                        log_info("v1: %s is still in use in the kernel (a client's handle, ftrace or perf); "
-                                 "it stays there.", ev->def->name);
-                else
-                        log_warning_errno(errno, "v1: cannot delete %s from the kernel: %m", ev->def->name);
-        } else
-                log_debug("v1: deleted %s from the kernel.", ev->def->name);
+        kernel_event_delete(p->control_fd, "v1", ev->def->name,
+                            "a client's handle, ftrace or perf; it stays there until deleted by hand");
         free(ev->reg_string);
         free(ev);
 }
