@@ -49,6 +49,9 @@
 /* While the broker is absent: how often to try Register anyway (the name
  * watch normally makes it immediate). */
 #define UEB_REGISTER_RETRY_USEC (5 * 1000000ull)
+/* After Busy (the bus has not yet delivered the broker's earlier replies to
+ * this uid, or the broker's queue is full): soon, it clears in round trips. */
+#define UEB_REGISTER_BUSY_RETRY_USEC (250 * 1000ull)
 /* Minimum gap between two registration rounds, so a broker that restarts in
  * a loop cannot make us spin. */
 #define UEB_REGISTER_MIN_GAP_USEC (100 * 1000ull)

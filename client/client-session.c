@@ -394,7 +394,17 @@ static int register_answer_apply(struct ueb_client *c, struct ueb_event *e, sd_b
         int data_fd, status_fd, r;
 
         if (sd_bus_message_is_method_error(reply, NULL)) {
-                r = answer_refused(c, sd_bus_message_get_error(reply), "Register");
+                const sd_bus_error *error = sd_bus_message_get_error(reply);
+
+                /* Busy is "not now": the broker's queue is full, or the bus
+                 * has not yet delivered its earlier replies to this uid.
+                 * The event stays pending and is asked for again. */
+                if (sd_bus_error_has_name(error, BROKER_ERROR_BUSY)) {
+                        ueb_set_error(c, -EBUSY, "Register: %s", error->message ?: error->name);
+                        c->next_register_usec = ueb_now_usec() + UEB_REGISTER_BUSY_RETRY_USEC;
+                        return 0;
+                }
+                r = answer_refused(c, error, "Register");
                 if (r == 0) {
                         c->broker_absent = true;
                         c->next_register_usec = ueb_now_usec() + UEB_REGISTER_RETRY_USEC;

@@ -17,6 +17,7 @@
 #include "bus-departures.h"
 #include "cleanup.h"
 #include "config.h"
+#include "delivery.h"
 #include "event-pattern.h"
 #include "event-signals.h"
 #include "event-store.h"
@@ -72,6 +73,87 @@ static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
                 snprintf(buf, size, "%.*s", (int) n, arg);
 }
 
+/* Small replies (a few numbers, a descriptor or two): an upper bound of
+ * their size on the wire, header included. */
+#define SMALL_REPLY_BYTES 256u
+
+static const struct delivery_cost small_reply = { .bytes = SMALL_REPLY_BYTES };
+
+static int refuse_undelivered(struct broker *b, struct session *s, sd_bus_error *error) {
+        struct delivery_usage u;
+
+        delivery_get_user(b->delivery, s->uid, &u);
+        return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                 "the bus has not yet delivered earlier replies of the broker to uid %u (%u "
+                                 "descriptors, %" PRIu64 " bytes, %u more replies waiting in the broker): read "
+                                 "the replies on your connections, or close those that do not, and try again",
+                                 (unsigned) s->uid, u.pinned.fds, u.pinned.bytes, u.held);
+}
+
+/* Sends @reply to session @s through its ledger: now, or once the bus has
+ * delivered enough of what went before (delivery.h). 1: sent or held;
+ * negative: refused, @error set. */
+static int reply_to(struct broker *b, struct session *s, sd_bus_message *reply, struct delivery_cost cost,
+                    sd_bus_error *error) {
+        int r = delivery_send(&s->ledger, reply, cost, true);
+
+        if (r == -EBUSY)
+                return refuse_undelivered(b, s, error);
+        return r < 0 ? r : 1;
+}
+
+/* A method return of @m with @types and what follows, through reply_to(). */
+static int reply_with(struct broker *b, struct session *s, sd_bus_message *m, struct delivery_cost cost,
+                      sd_bus_error *error, const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        va_list ap;
+        int r;
+
+        if (sd_bus_message_get_expect_reply(m) <= 0)
+                return 1;
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        if (types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(reply, types, ap);
+                va_end(ap);
+                if (r < 0)
+                        return r;
+        }
+        return reply_to(b, s, reply, cost, error);
+}
+
+/* An error for an identified caller goes through its ledger too; when
+ * even the error does not fit, the call gets no reply: a client that does
+ * not read its replies would not read that one either. */
+static int reply_error_to(struct broker *b, struct session *s, sd_bus_message *m, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        if (sd_bus_message_get_expect_reply(m) <= 0)
+                return 1;
+        r = sd_bus_message_new_method_error(m, &reply, error);
+        if (r < 0)
+                return r;
+        r = delivery_send(&s->ledger, reply, delivery_error_cost(error), true);
+        if (r == -EBUSY)
+                delivery_count_dropped(b->delivery);
+        else if (r < 0)
+                log_debug_errno(r, "Cannot send an error to %s: %m", s->bus_name);
+        sd_bus_error_free(error);
+        return 1;
+}
+
+/* A call that would cost @cost is refused at once, before any work, when
+ * its reply could neither go nor wait. */
+static int check_deliverable(struct broker *b, struct session *s, struct delivery_cost cost, bool may_hold,
+                             sd_bus_error *error) {
+        if (delivery_check(&s->ledger, cost, may_hold) == DELIVERY_REFUSE)
+                return refuse_undelivered(b, s, error);
+        return 0;
+}
+
 /* Every handler's result goes through here: refusals are logged, rate
  * limited, with the event and the caller when known. */
 static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
@@ -90,7 +172,9 @@ static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *err
         log_limited(&b->refusal_ratelimit, "refusals", &about, "Refused %s of %s: %s: %s",
                     sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
                     error->name ?: "?", error->message ?: "");
-        return r;
+        if (!s || !s->identified)
+                return r;       /* sd-bus answers: no ledger yet */
+        return reply_error_to(b, s, m, error);
 }
 
 static void save_events(struct broker *b) {
@@ -132,22 +216,15 @@ static void events_changed(struct broker *b) {
 /* Refuses new calls while the broker's own outgoing queue is over its
  * bound (the bus does not take what the broker sends as fast as callers
  * ask): a sequence of calls cannot grow the broker past its memory bound.
- * @reply_estimate is the size of the reply about to be built; large ones
- * also count against BROKER_LARGE_REPLY_BUDGET until the queue drains. */
-static int check_outgoing_backlog(struct broker *b, size_t reply_estimate, bool privileged, sd_bus_error *error) {
+ * What the bus took but has not delivered is the ledgers' (delivery.h). */
+static int check_outgoing_backlog(struct broker *b, sd_bus_error *error) {
         uint64_t queued = 0;
 
         (void) sd_bus_get_n_queued_write(b->bus, &queued);
-        if (queued == 0)
-                b->large_reply_bytes = 0;
         if (queued >= b->limits.outgoing_queue)
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "the broker has %" PRIu64 " replies waiting for the bus (OutgoingQueue= in "
                                          "%s); try again in a moment", queued, broker_config_name(b));
-        if (!privileged && b->large_reply_bytes + reply_estimate > BROKER_LARGE_REPLY_BUDGET)
-                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
-                                         "the broker's earlier large replies (%zu bytes) still wait for the bus; "
-                                         "read your replies and try again in a moment", b->large_reply_bytes);
         return 0;
 }
 
@@ -256,6 +333,9 @@ static void eviction_undo(struct broker *b, struct eviction *e) {
         e->def = NULL;  /* the registry's again */
 }
 
+/* Register's reply: the data file and the status page. */
+static const struct delivery_cost register_reply_cost = { .fds = 2, .bytes = SMALL_REPLY_BYTES };
+
 static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         _cleanup_(eviction_done) struct eviction evicted = {};
@@ -290,7 +370,10 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         r = session_identify(b, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, 0, true, error);        /* a small reply: only the queue's bound */
+        r = check_outgoing_backlog(b, error);
+        if (r < 0)
+                return r;
+        r = check_deliverable(b, s, register_reply_cost, true, error);
         if (r < 0)
                 return r;
 
@@ -393,10 +476,10 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
 
 reply:
         event_registry_touch(&b->registry, ev);
-        return sd_bus_reply_method_return(m, "hhuu",
-                                          provider_link_session_data_fd(&b->link, s->provider_session),
-                                          provider_link_session_status_fd(&b->link, s->provider_session),
-                                          ev->status_index, write_index);
+        return reply_with(b, s, m, register_reply_cost, error, "hhuu",
+                          provider_link_session_data_fd(&b->link, s->provider_session),
+                          provider_link_session_status_fd(&b->link, s->provider_session),
+                          ev->status_index, write_index);
 }
 
 static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -412,9 +495,12 @@ static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *e
         if (r < 0)
                 return r;
 
-        /* Acts only on the caller's own registrations: nothing to authorize. */
-        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
-        r = s && s->provider_session ? session_unregister(s, write_index) : -ENOENT;
+        /* Acts only on the caller's own registrations: nothing to authorize
+         * (identified all the same, so that its replies have a ledger). */
+        r = session_identify(b, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = s->provider_session ? session_unregister(s, write_index) : -ENOENT;
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
                                          "write index %u is not registered on this connection; pass a write_index "
@@ -422,12 +508,14 @@ static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *e
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot unregister write index %u: %m", write_index);
 
-        return sd_bus_reply_method_return(m, NULL);
+        return reply_with(b, s, m, small_reply, error, NULL);
 }
 
 static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return refused(userdata, m, unregister_event(userdata, m, error), error);
 }
+
+static const struct delivery_cost ring_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
 
 /* The caller's own data session gets a shared-memory ring: nothing to
  * authorize beyond what its Register was. */
@@ -445,6 +533,9 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         if (!s || !s->provider_session)
                 return sd_bus_error_set(error, BROKER_ERROR_NO_SUCH_EVENT,
                                         "this connection has no data file yet; Register an event on it first");
+        r = check_deliverable(b, s, ring_reply_cost, true, error);
+        if (r < 0)
+                return r;
         fd = provider_link_session_ring(&b->link, s->provider_session, requested, &size);
         if (fd == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
@@ -461,7 +552,7 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
 
         /* The reply carries a dup; ours closes on return: the broker keeps
          * the mapping only. */
-        return sd_bus_reply_method_return(m, "hu", fd, size);
+        return reply_with(b, s, m, ring_reply_cost, error, "hu", fd, size);
 }
 
 static int method_open_ring(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -518,7 +609,7 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                    "Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
         event_registry_remove(&b->registry, ev);
         events_changed(b);
-        return sd_bus_reply_method_return(m, NULL);
+        return reply_with(b, s, m, small_reply, error, NULL);
 }
 
 static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -540,9 +631,15 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         r = session_identify(b, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, estimate, bus_caller_privileged(s->uid), error);
+        r = check_outgoing_backlog(b, error);
         if (r < 0)
                 return r;
+        /* Large: never held, and not built unless it can go. */
+        r = check_deliverable(b, s, (struct delivery_cost) { .bytes = estimate }, false, error);
+        if (r < 0)
+                return r;
+        if (sd_bus_message_get_expect_reply(m) <= 0)
+                return 1;
 
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
@@ -567,10 +664,10 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        r = sd_bus_send(NULL, reply, NULL);
-        if (r >= 0)
-                b->large_reply_bytes += estimate;
-        return r;
+        r = delivery_send(&s->ledger, reply, (struct delivery_cost) { .bytes = estimate }, false);
+        if (r == -EBUSY)
+                return refuse_undelivered(b, s, error);
+        return r < 0 ? r : 1;
 }
 
 static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -587,7 +684,10 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         r = session_identify(b, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, estimate, bus_caller_privileged(s->uid), error);
+        r = check_outgoing_backlog(b, error);
+        if (r < 0)
+                return r;
+        r = check_deliverable(b, s, (struct delivery_cost) { .bytes = estimate }, false, error);
         if (r < 0)
                 return r;
 
@@ -608,10 +708,7 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         text = status_text(entries, n, STATUS_MAX_EVENTS);
         if (!text)
                 return -ENOMEM;
-        r = sd_bus_reply_method_return(m, "s", text);
-        if (r >= 0)
-                b->large_reply_bytes += estimate;
-        return r;
+        return reply_with(b, s, m, (struct delivery_cost) { .bytes = estimate }, error, "s", text);
 }
 
 static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -620,8 +717,10 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
 
 /* The reply to Record and RecordMatching: the stream @fd (ours, closed by
  * the caller; the reply carries a dup) or why there is none. */
-static int reply_record_stream(struct broker *b, sd_bus_message *m, int fd, const char *unsupported,
-                               sd_bus_error *error) {
+static const struct delivery_cost record_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
+
+static int reply_record_stream(struct broker *b, struct session *s, sd_bus_message *m, int fd,
+                               const char *unsupported, sd_bus_error *error) {
         if (fd == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED, "the %s provider %s",
                                          provider_link_name(&b->link), unsupported);
@@ -630,18 +729,23 @@ static int reply_record_stream(struct broker *b, sd_bus_message *m, int fd, cons
                                         "too many record streams are open; close one and try again");
         if (fd < 0)
                 return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
-        return sd_bus_reply_method_return(m, "h", fd);
+        return reply_with(b, s, m, record_reply_cost, error, "h", fd);
 }
 
 /* Record and RecordMatching: who calls (the session), may they record
  * (polkit's org.uebroker1.record). 1: go on; 0: the call waits for the bus
  * or polkit and is re-run; negative: refused, @error set. */
-static int authorize_recording(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+static int authorize_recording(struct broker *b, sd_bus_message *m, struct session **ret_session,
+                               sd_bus_error *error) {
         struct session *s;
         int r;
 
         r = session_identify(b, m, error, &s);
         if (r <= 0)
+                return r;
+        *ret_session = s;
+        r = check_deliverable(b, s, record_reply_cost, true, error);
+        if (r < 0)
                 return r;
         return polkit_check(b->polkit, m, "org.uebroker1.record",
                             sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
@@ -651,6 +755,7 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
         _cleanup_close_ int fd = -EBADF;
+        struct session *s = NULL;
         size_t n = 0, allocated = 0;
         const char *name;
         int r;
@@ -688,7 +793,7 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no event names given; name at least one event to record");
 
-        r = authorize_recording(b, m, error);
+        r = authorize_recording(b, m, &s, error);
         if (r <= 0)
                 return r < 0 ? r : 1;   /* 0: re-run when the bus or polkit answers */
 
@@ -707,7 +812,7 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
         }
 
         fd = provider_link_record(&b->link, events, n);
-        return reply_record_stream(b, m, fd, "does not record; use ftrace or perf", error);
+        return reply_record_stream(b, s, m, fd, "does not record; use ftrace or perf", error);
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -720,6 +825,7 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **patterns = NULL;
         _cleanup_close_ int fd = -EBADF;
+        struct session *s = NULL;
         size_t n = 0, n_events = 0;
         const char *pattern;
         int r;
@@ -752,7 +858,7 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no patterns given; give at least one name or pattern such as 'app_*'");
 
-        r = authorize_recording(b, m, error);
+        r = authorize_recording(b, m, &s, error);
         if (r <= 0)
                 return r < 0 ? r : 1;   /* 0: re-run when the bus or polkit answers */
 
@@ -769,7 +875,7 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
         }
 
         fd = provider_link_record_matching(&b->link, events, n_events, patterns, n);
-        return reply_record_stream(b, m, fd, "cannot follow events registered later; use Record with names", error);
+        return reply_record_stream(b, s, m, fd, "cannot follow events registered later; use Record with names", error);
 }
 
 static int method_record_matching(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -823,6 +929,22 @@ static int property_get_record_counters(sd_bus *bus, const char *path, const cha
         return sd_bus_message_close_container(reply);
 }
 
+/* What the bus has not delivered yet (delivery.h), for uebctl status. */
+static int property_get_delivery(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        struct broker *b = userdata;
+        struct delivery_stats st;
+
+        delivery_get_stats(b->delivery, &st);
+        return sd_bus_message_append(reply, "a{st}", 10, "pinned-fds", (uint64_t) st.all.pinned.fds,
+                                     "pinned-bytes", st.all.pinned.bytes,
+                                     "pinned-connections", (uint64_t) st.pinned_connections,
+                                     "waiting", (uint64_t) st.all.held, "sent", st.sent, "held", st.held,
+                                     "refused", st.refused, "dropped", st.dropped,
+                                     "stalled-usec", st.stalled_usec,
+                                     "bus-statistics", (uint64_t) st.bus_statistics);
+}
+
 static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -830,6 +952,7 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_PROPERTY("MaxEvents", "u", property_get_max_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
+        SD_BUS_PROPERTY("Delivery", "a{st}", property_get_delivery, 0, 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
                                  SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
@@ -927,6 +1050,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                         log_info("Restored %d events and their owners from %s.", r, b->state_dir);
         }
 
+        r = delivery_new(event, bus, &DELIVERY_LIMITS_DEFAULT, &b->delivery);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the delivery accounting: %m");
+
         r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the event signals: %m");
@@ -971,6 +1098,7 @@ struct broker *broker_free(struct broker *b) {
         sd_bus_slot_unref(b->object_slot);
         sd_bus_slot_unref(b->departures);
         session_free_all(b);
+        b->delivery = delivery_free(b->delivery);
         /* Nothing is announced on the way out. */
         b->signals = event_signals_free(b->signals);
         if (b->save_timer) {

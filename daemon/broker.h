@@ -23,6 +23,7 @@
 
 struct polkit_registry;
 struct event_signals;
+struct delivery;
 
 struct broker {
         sd_event *event;
@@ -41,10 +42,9 @@ struct broker {
         unsigned n_sessions;
         unsigned max_sessions;          /* Clients=, lowered to what the fd limit holds */
 
-        /* Bytes of large replies (ListEvents, GetStatus) sent since the
-         * outgoing queue was last seen empty: an upper bound of what they
-         * still hold in it. */
-        size_t large_reply_bytes;
+        /* Replies sent that the bus has not delivered yet, per connection
+         * and uid (delivery.h): every reply to an identified caller. */
+        struct delivery *delivery;
         /* What callers can make the broker log, as often as they call, is
          * rate limited: refusals 20 per 5 s, events created and evicted 50
          * per 5 s, then a count of what was not logged. */
@@ -67,9 +67,6 @@ struct broker_settings {
         const struct provider_settings *provider;       /* may be NULL */
 };
 
-/* Large replies (ListEvents, GetStatus) the outgoing queue may hold at once;
- * beyond, such calls are refused with Busy until it drains. */
-#define BROKER_LARGE_REPLY_BUDGET (16u * 1024u * 1024u)
 /* Descriptors kept free for everything but sessions (bus, provider, record
  * streams, messages in flight). */
 #define BROKER_FD_RESERVE 1024u

@@ -130,6 +130,8 @@ static int read_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_pi
         return 0;
 }
 
+static void session_identified(struct session *s);
+
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         struct session *s = userdata;
@@ -159,10 +161,15 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 return 0;
         }
 
-        s->identified = true;
+        session_identified(s);
         log_debug("Client %s is uid %u, pid %d.", s->bus_name, (unsigned) s->uid, (int) s->pid);
         release_waiting(s, NULL);
         return 0;
+}
+
+static void session_identified(struct session *s) {
+        s->identified = true;
+        delivery_ledger_init(&s->ledger, s->broker->delivery, s->bus_name, s->uid, bus_caller_privileged(s->uid));
 }
 
 /* Asks the bus who @s is; without a bus daemon (a direct connection) the
@@ -181,7 +188,7 @@ static int session_start_identify(struct session *s, sd_bus_message *m) {
                         return -ENODATA;
                 s->uid = uid;
                 s->pid = pid;
-                s->identified = true;
+                session_identified(s);
                 return 1;
         }
         r = sd_bus_call_method_async(b->bus, &s->identify_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
@@ -313,6 +320,7 @@ struct session *session_free(struct session *s) {
         for (unsigned i = 0; i < s->n_waiting; i++)
                 sd_bus_message_unref(s->waiting[i]);
         free(s->waiting);       /* no reply: the caller left, or the broker stops */
+        delivery_ledger_done(&s->ledger);
 
         tdelete(s, &b->sessions, compare_by_bus_name);
         b->n_sessions--;

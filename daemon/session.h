@@ -25,6 +25,9 @@
  * (broker.c), never from a match per session: dbus-daemon allows 512 match
  * rules per connection and sd-bus drops a connection whose AddMatch fails.
  * session_gone() then releases every registration and binding at once.
+ *
+ * Once identified, every reply to the connection goes through its
+ * delivery ledger (delivery.h), charged to its uid.
  */
 
 #include <stdbool.h>
@@ -32,6 +35,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "delivery.h"
 #include "providers/write-indexes.h"
 
 struct broker;
@@ -55,6 +59,7 @@ struct session {
         unsigned n_waiting;
         struct provider_session *provider_session;      /* from the first Register */
         struct write_indexes indexes;   /* its provider session reads them */
+        struct delivery_ledger ledger;  /* its replies the bus has not delivered (once identified) */
 };
 
 /* The session of the caller of @m, identified. Returns 1 with *ret set; 0

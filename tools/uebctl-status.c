@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* uebctl status [NAME...]: the broker's status text (SPEC.md section 4),
  * then what its data path counted (the RecordCounters property) if it has
- * any; or the state of named events, as systemctl status shows units. */
+ * any, and what the bus has not delivered of its replies (Delivery); or
+ * the state of named events, as systemctl status shows units. */
 #include "uebctl.h"
 
 #include <inttypes.h>
@@ -58,6 +59,43 @@ static int print_record_counters(sd_bus *bus) {
         return 0;
 }
 
+/* The Delivery property (daemon/delivery.h): replies the bus has not
+ * delivered yet, and whether the bus takes what the broker sends. A broker
+ * without it (an older version) prints nothing. */
+static int print_delivery(sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        static const char *const keys[] = { "pinned-fds", "pinned-bytes", "pinned-connections", "waiting", "sent",
+                                            "held", "refused", "dropped", "stalled-usec", "bus-statistics" };
+        uint64_t v[sizeof(keys) / sizeof(keys[0])] = { 0 }, value;
+        const char *key;
+        int r;
+
+        r = sd_bus_get_property(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Delivery", &error,
+                                &reply, "a{st}");
+        if (r < 0)
+                return sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_PROPERTY) ? 0 :
+                       uebctl_call_failed("Delivery", r, &error);
+        r = sd_bus_message_enter_container(reply, 'a', "{st}");
+        while (r > 0 && (r = sd_bus_message_read(reply, "{st}", &key, &value)) > 0)
+                for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+                        if (strcmp(key, keys[i]) == 0)
+                                v[i] = value;
+        if (r < 0) {
+                fprintf(stderr, "error: Delivery: unexpected reply\n");
+                return 1;
+        }
+        printf("\nReplies not yet delivered by the bus: %" PRIu64 " descriptors, %" PRIu64 " bytes on %" PRIu64
+               " connections (confirmed through %s)\n", v[0], v[1], v[2],
+               v[9] ? "the bus's statistics" : "Peer.Ping");
+        printf("Replies waiting in the broker: %" PRIu64 " (since start: %" PRIu64 " sent, %" PRIu64 " held, %" PRIu64
+               " refused, %" PRIu64 " calls left unanswered)\n", v[3], v[4], v[5], v[6], v[7]);
+        if (v[8] > 0)
+                printf("The bus has taken none of the broker's queued messages for %" PRIu64 ".%03" PRIu64 " s\n",
+                       v[8] / 1000000u, v[8] / 1000u % 1000u);
+        return 0;
+}
+
 static int print_status_text(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -74,7 +112,8 @@ static int print_status_text(sd_bus *bus) {
         }
         uebctl_pager_open();
         fputs(text, stdout);
-        return print_record_counters(bus);
+        r = print_record_counters(bus);
+        return r != 0 ? r : print_delivery(bus);
 }
 
 static void append_event_text(struct strbuf *sb, const struct uebctl_event_info *e) {

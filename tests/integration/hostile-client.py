@@ -14,11 +14,21 @@ close.
     hostile-client.py ADDRESS fds N                 N Registers carrying a descriptor
     hostile-client.py ADDRESS unread CONNS N        N ListEvents per connection, replies never read
     hostile-client.py ADDRESS repeat N COMMAND      Register once, report, wait for a line, N more
+    hostile-client.py ADDRESS unread-register CONNS N COMMAND
+                                                    N Registers per connection, replies never read
+    hostile-client.py ADDRESS unread-both CONNS N COMMAND
+                                                    on each connection N Registers and N ListEvents,
+                                                    replies never read
+    hostile-client.py ADDRESS fill N                N new events with long definitions on one
+                                                    connection, kept
+    hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
+                                                    descriptors checked), timed
 """
 
 import json
 import os
 import sys
+import time
 
 import dbus
 import dbus.lowlevel
@@ -77,6 +87,21 @@ def cmd_churn(address, prefix, n):
 def cmd_many(address, prefix, n):
     conn = connect(address)
     results = [register(conn, f'{prefix}_{i} u32 a') for i in range(int(n))]
+    print(json.dumps({'ok': sum(1 for r in results if r['ok']),
+                      'errors': sorted({r['error'] for r in results if not r['ok']}),
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), end='')
+    wait_stdin()
+
+
+def cmd_fill(address, n):
+    """Events whose ListEvents entries are as long as the grammar allows
+    (511-byte commands), so that each ListEvents reply is large."""
+    conn = connect(address)
+    fields = '; '.join(f'u32 field_name_{j:02d}' for j in range(16))
+    results = []
+    for i in range(int(n)):
+        name = f'fill_{i:04d}_' + 'x' * (511 - len(fields) - 11)
+        results.append(register(conn, f'{name} {fields}'))
     print(json.dumps({'ok': sum(1 for r in results if r['ok']),
                       'errors': sorted({r['error'] for r in results if not r['ok']}),
                       'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), end='')
@@ -159,6 +184,58 @@ def cmd_unread(address, n_conns, n):
     wait_stdin()
 
 
+def send_unread(conns, methods, n):
+    """@n calls of each of @methods on each connection, flushed, replies
+    never read: they pile up in the bus, charged to the broker."""
+    for conn in conns:
+        for _ in range(int(n)):
+            for method, signature, args in methods:
+                msg = dbus.lowlevel.MethodCallMessage(BROKER, PATH, INTERFACE, method)
+                if signature:
+                    msg.append(*args, signature=signature)
+                conn.send_message(msg)
+        conn.flush()
+
+
+def cmd_unread_register(address, n_conns, n, command):
+    conns = [connect(address) for _ in range(int(n_conns))]
+    send_unread(conns, [('Register', 's', (command,))], n)
+    print(json.dumps({'sent': int(n_conns) * int(n)}), end='')
+    wait_stdin()
+
+
+def cmd_unread_both(address, n_conns, n, command):
+    conns = [connect(address) for _ in range(int(n_conns))]
+    send_unread(conns, [('Register', 's', (command,)), ('ListEvents', '', ())], n)
+    print(json.dumps({'sent': 2 * int(n_conns) * int(n)}), end='')
+    wait_stdin()
+
+
+def cmd_victim(address, n, prefix):
+    """What an honest user sees meanwhile: each Register answered, with
+    its two descriptors, and how long each took (seconds)."""
+    results, times = [], []
+    for i in range(int(n)):
+        conn = connect(address)
+        start = time.monotonic()
+        try:
+            data_fd, status_fd, _, _ = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's',
+                                                          (f'{prefix}_{i} u32 a',), timeout=60)
+            fds = [data_fd.take(), status_fd.take()]
+            for fd in fds:
+                os.fstat(fd)
+                os.close(fd)
+            results.append({'ok': True})
+        except dbus.exceptions.DBusException as e:
+            results.append({'ok': False, 'error': e.get_dbus_name(), 'message': e.get_dbus_message()})
+        times.append(time.monotonic() - start)
+        conn.close()
+    print(json.dumps({'ok': sum(1 for r in results if r['ok']),
+                      'errors': sorted({r['error'] for r in results if not r['ok']}),
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3],
+                      'seconds': times}), flush=True)
+
+
 def cmd_repeat(address, n, command):
     conn = connect(address)
     print(json.dumps(register(conn, command)), flush=True)
@@ -171,7 +248,8 @@ def cmd_repeat(address, n, command):
 def main():
     address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     commands = {'hold': cmd_hold, 'churn': cmd_churn, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
-                'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat}
+                'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat,
+                'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill}
     commands[command](address, *args)
 
 

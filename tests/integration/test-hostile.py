@@ -71,8 +71,10 @@ BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Config
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
+    <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Debug.Stats"/>
   </policy>
   <policy user="root">
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Debug.Stats"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
     <allow own="org.freedesktop.PolicyKit1"/>
     <allow send_destination="org.freedesktop.PolicyKit1"/>
@@ -90,6 +92,16 @@ UnusedEventExpirySec=3600
 reserved_tick=user:{owner}
 resv_*=group:daemon
 '''
+
+
+# For the unread-replies attacks: room for a table of large definitions.
+UNREAD_CONFIG = '''[Limits]
+Events=600
+EventsPerUser=600
+EventsPerClient=600
+UnusedEventExpirySec=3600
+'''
+ATTACKER, VICTIM = USERS[8], USERS[9]
 
 
 def as_user(uid, *args):
@@ -125,12 +137,12 @@ class Holder:
 
 
 class Broker:
-    def __init__(self, prefix=()):
+    def __init__(self, prefix=(), config='uebrokerd.conf'):
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=ARGS.address)
         wrapper = shlex.split(os.environ.get('UEBROKERD_WRAPPER', ''))
         self.log = open(os.path.join(TMP, 'broker.log'), 'a')
         self.proc = subprocess.Popen(list(prefix) + wrapper + [ARGS.broker, '--system', '--provider=embedded',
-                                     '--config=' + os.path.join(TMP, 'uebrokerd.conf'),
+                                     '--config=' + os.path.join(TMP, config),
                                      '--state-dir=' + os.path.join(TMP, 'state')],
                                      env=env, stdout=self.log, stderr=self.log)
         root = dbus.bus.BusConnection(ARGS.address)
@@ -209,10 +221,10 @@ class HostileTest(unittest.TestCase):
         finally:
             conn.close()
 
-    def restart(self, prefix=()):
+    def restart(self, prefix=(), config='uebrokerd.conf'):
         rc = type(self).broker.stop()
         self.assertEqual(rc, 0, 'the broker failed on SIGTERM')
-        type(self).broker = self.broker = Broker(prefix)
+        type(self).broker = self.broker = Broker(prefix, config)
 
     def test_1_600_sessions_of_10_users(self):
         # Beyond dbus-daemon's 512 match rules per connection: the broker
@@ -399,12 +411,16 @@ class HostileTest(unittest.TestCase):
         return counts
 
     def test_8_a_known_connection_costs_no_extra_bus_round_trip(self):
-        # Identity once: root's Register is its call and its reply; an
-        # unprivileged one adds exactly one CheckAuthorization round trip.
+        # Identity once: root's Register is its call and its reply, and
+        # the broker's question to the bus whether the reply with its
+        # descriptors left it (GetConnectionStats, off the caller's path);
+        # an unprivileged one adds exactly one CheckAuthorization round
+        # trip.
         counts = self.count_messages_of_registers(0, 20)
-        self.assertEqual(counts, {'mc Register': 20, 'mr': 20}, counts)
+        self.assertEqual(counts, {'mc Register': 20, 'mc GetConnectionStats': 20, 'mr': 40}, counts)
         counts = self.count_messages_of_registers(USERS[3], 20)
-        self.assertEqual(counts, {'mc Register': 20, 'mc CheckAuthorization': 20, 'mr': 40}, counts)
+        self.assertEqual(counts, {'mc Register': 20, 'mc CheckAuthorization': 20, 'mc GetConnectionStats': 20,
+                                  'mr': 60}, counts)
 
     def test_9_clients_sized_to_the_fd_limit(self):
         # 1200 descriptors: a reserve of 1024 and 88 sessions of two (fewer
@@ -425,6 +441,86 @@ class HostileTest(unittest.TestCase):
         finally:
             for h in holders:
                 h.close()
+
+    # Issue #17: a client that never reads its replies. dbus-daemon charges
+    # what it could not deliver yet to the sender's incoming counters (64
+    # descriptors, 127 MB) and stops reading the sender when they are full:
+    # the broker must never leave that much undelivered.
+
+    def broker_bus_stats(self):
+        root = dbus.bus.BusConnection(ARGS.address)
+        try:
+            name = root.get_name_owner(BROKER)
+            stats = root.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus',
+                                       'org.freedesktop.DBus.Debug.Stats', 'GetConnectionStats', 's', (name,),
+                                       timeout=30)
+            return {str(k): int(v) for k, v in stats.items() if k != 'UniqueName'}
+        finally:
+            root.close()
+
+    def assertServed(self, tag):
+        """Root's GetStatus and another uid's Register (polkit answering,
+        descriptors received) are answered while the attack runs."""
+        times = []
+        for _ in range(5):
+            start = time.monotonic()
+            try:
+                root_call('GetStatus', timeout=15)
+            except dbus.exceptions.DBusException as e:
+                self.fail(f'{tag}: root\'s GetStatus not answered: {e}; broker on the bus: '
+                          f'{self.broker_bus_stats()}')
+            times.append(time.monotonic() - start)
+        out = run_as(VICTIM, 'victim', 5, f'victim_{tag}', timeout=200)
+        self.assertEqual(out['ok'], 5, f'{tag}: {out}; broker on the bus: {self.broker_bus_stats()}')
+        stats = self.broker_bus_stats()
+        self.assertLess(stats['IncomingFDs'], 64, stats)
+        self.assertLess(stats['IncomingBytes'], 64 << 20, stats)
+        print(f'{tag}: GetStatus max {max(times):.3f} s, Register max {max(out["seconds"]):.3f} s, '
+              f'broker on the bus {stats["IncomingFDs"]} fds, {stats["IncomingBytes"]} bytes', file=sys.stderr)
+
+    def test_a_unread_descriptor_replies(self):
+        self.restart(config='unread.conf')
+        attack = Holder(ATTACKER, 'unread-register', 4, 5000, 'unread_fd u32 a')
+        try:
+            self.assertEqual(attack.result(), {'sent': 20000})
+            time.sleep(3)
+            self.assertServed('descriptors')
+        finally:
+            attack.close()
+        self.assertAlive()
+
+    def test_b_unread_large_replies(self):
+        self.restart(config='unread.conf')
+        fill = Holder(ATTACKER, 'fill', 500)
+        try:
+            self.assertEqual(fill.result()['ok'], 500)
+            attack = Holder(ATTACKER, 'unread', 16, 100)
+            try:
+                self.assertEqual(attack.result(), {'sent': 1600})
+                time.sleep(3)
+                self.assertServed('bytes')
+            finally:
+                attack.close()
+        finally:
+            fill.close()
+        self.assertAlive()
+
+    def test_c_unread_both_on_250_connections(self):
+        self.restart(config='unread.conf')
+        fill = Holder(ATTACKER, 'fill', 500)
+        try:
+            self.assertEqual(fill.result()['ok'], 500)
+            attack = Holder(ATTACKER, 'unread-both', 250, 40, 'unread_both u32 a')
+            try:
+                self.assertEqual(attack.result(), {'sent': 20000})
+                time.sleep(3)
+                self.assertServed('both')
+            finally:
+                attack.close()
+        finally:
+            fill.close()
+        self.assertAlive()
+
 
 def main():
     global ARGS, TMP
@@ -450,6 +546,8 @@ def main():
                                   policy=os.path.join(ARGS.source_root, 'dbus', 'org.uebroker1.conf')))
     with open(os.path.join(TMP, 'uebrokerd.conf'), 'w') as f:
         f.write(BROKER_CONFIG.format(owner=OWNER))
+    with open(os.path.join(TMP, 'unread.conf'), 'w') as f:
+        f.write(UNREAD_CONFIG)
     bus = subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(TMP, 'bus.conf'), '--nofork',
                             '--print-address'], stdout=subprocess.PIPE, text=True)
     polkit = None

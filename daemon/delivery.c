@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cleanup.h"
+#include "delivery.h"
+#include "log.h"
+
+/* Back-off between questions while a client's queue does not drain: 10 ms
+ * doubling to 2 s. */
+#define PROBE_BACKOFF_MIN_USEC 10000u
+#define PROBE_BACKOFF_STEPS 8u
+/* The watch on the broker's own queue: sampled each second; a queue that
+ * has not shrunk for STALL_AFTER_USEC is a stalled bus. */
+#define WATCH_INTERVAL_USEC 1000000u
+#define STALL_AFTER_USEC (5u * 1000000u)
+
+struct held_reply {
+        sd_bus_message *reply;
+        struct delivery_cost cost;
+        struct delivery_ledger *ledger;
+        LIST_FIELDS(struct held_reply, held);
+};
+
+/* What one uid has pinned and held, for its share. */
+struct uid_usage {
+        uid_t uid;
+        struct delivery_usage usage;
+};
+
+struct delivery {
+        sd_event *event;
+        sd_bus *bus;
+        struct delivery_limits limits;
+        struct delivery_usage all;
+        void *uids;                                     /* tsearch() tree of struct uid_usage */
+        LIST_HEAD(struct held_reply, held);             /* oldest first */
+        struct held_reply *held_tail;
+        LIST_HEAD(struct delivery_ledger, pinned);      /* ledgers with something pinned */
+        LIST_HEAD(struct delivery_ledger, probe_queue); /* waiting for a question slot */
+        struct delivery_ledger *probe_queue_tail;
+        unsigned probes_in_flight;
+        unsigned pinned_connections;
+        bool use_ping;                                  /* the bus has no statistics for us */
+        uint64_t sent, held_total, refused, dropped;
+
+        sd_event_source *watch;
+        uint64_t queued_last;
+        uint64_t queue_stuck_since;                     /* 0: the queue moves */
+        struct log_ratelimit stall_ratelimit;
+        bool stall_logged;
+};
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static int compare_uid(const void *a, const void *b) {
+        const struct uid_usage *x = a, *y = b;
+
+        return x->uid < y->uid ? -1 : x->uid > y->uid;
+}
+
+static struct uid_usage *uid_usage_find(struct delivery *d, uid_t uid) {
+        struct uid_usage key = { .uid = uid };
+        void *found = tfind(&key, &d->uids, compare_uid);
+
+        return found ? *(struct uid_usage **) found : NULL;
+}
+
+static struct uid_usage *uid_usage_get(struct delivery *d, uid_t uid) {
+        struct uid_usage *u = uid_usage_find(d, uid);
+
+        if (u)
+                return u;
+        u = calloc(1, sizeof(*u));
+        if (!u)
+                return NULL;
+        u->uid = uid;
+        if (!tsearch(u, &d->uids, compare_uid)) {
+                free(u);
+                return NULL;
+        }
+        return u;
+}
+
+static void uid_usage_trim(struct delivery *d, struct uid_usage *u) {
+        if (!u || !delivery_cost_is_zero(u->usage.pinned) || u->usage.held > 0)
+                return;
+        tdelete(u, &d->uids, compare_uid);
+        free(u);
+}
+
+static void watch_arm(struct delivery *d);
+
+static void pin(struct delivery_ledger *l, struct uid_usage *u, struct delivery_cost cost) {
+        struct delivery *d = l->delivery;
+
+        delivery_cost_add(&l->pinned, cost);
+        delivery_cost_add(&u->usage.pinned, cost);
+        delivery_cost_add(&d->all.pinned, cost);
+        if (!l->listed && !delivery_cost_is_zero(l->pinned)) {
+                LIST_PREPEND(pinned_list, d->pinned, l);
+                l->listed = true;
+                d->pinned_connections++;
+        }
+        watch_arm(d);
+}
+
+static void unpin(struct delivery_ledger *l, struct delivery_cost cost) {
+        struct delivery *d = l->delivery;
+        struct uid_usage *u = uid_usage_find(d, l->uid);
+
+        if (cost.fds > l->pinned.fds)
+                cost.fds = l->pinned.fds;
+        if (cost.bytes > l->pinned.bytes)
+                cost.bytes = l->pinned.bytes;
+        delivery_cost_sub(&l->pinned, cost);
+        delivery_cost_sub(&d->all.pinned, cost);
+        if (u) {
+                delivery_cost_sub(&u->usage.pinned, cost);
+                uid_usage_trim(d, u);
+        }
+        if (l->listed && delivery_cost_is_zero(l->pinned)) {
+                LIST_REMOVE(pinned_list, d->pinned, l);
+                l->listed = false;
+                d->pinned_connections--;
+        }
+}
+
+/* Questions */
+
+static void probe_start(struct delivery_ledger *l);
+static void flush_held(struct delivery *d);
+
+static void probe_queue_remove(struct delivery_ledger *l) {
+        struct delivery *d = l->delivery;
+
+        if (!l->probe_queued)
+                return;
+        if (d->probe_queue_tail == l)
+                d->probe_queue_tail = l->probe_queue_prev;
+        LIST_REMOVE(probe_queue, d->probe_queue, l);
+        l->probe_queued = false;
+}
+
+static void start_queued_probes(struct delivery *d) {
+        while (d->probe_queue && d->probes_in_flight < DELIVERY_PROBES_MAX) {
+                struct delivery_ledger *l = d->probe_queue;
+
+                probe_queue_remove(l);
+                probe_start(l);
+        }
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct delivery_ledger *l = userdata;
+
+        l->retry = sd_event_source_disable_unref(l->retry);
+        probe_start(l);
+        return 0;
+}
+
+/* The bus still holds something for @l: ask again after a back-off. */
+static void probe_later(struct delivery_ledger *l) {
+        uint64_t delay = (uint64_t) PROBE_BACKOFF_MIN_USEC << (l->backoff < PROBE_BACKOFF_STEPS ? l->backoff : PROBE_BACKOFF_STEPS);
+        int r;
+
+        if (l->backoff < PROBE_BACKOFF_STEPS)
+                l->backoff++;
+        if (l->retry)
+                return;
+        r = sd_event_add_time_relative(l->delivery->event, &l->retry, CLOCK_MONOTONIC, delay, 0, on_retry, l);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule asking the bus about %s's replies: %m", l->bus_name);
+}
+
+/* The bus confirmed that what @l had pinned when the question went out
+ * has left it. */
+static void probe_confirmed(struct delivery_ledger *l) {
+        unpin(l, l->probed);
+        l->probed = (struct delivery_cost) {};
+        l->backoff = 0;
+        if (!delivery_cost_is_zero(l->pinned))
+                probe_start(l);         /* sent after the question: ask again */
+}
+
+static void probe_finished(struct delivery_ledger *l) {
+        struct delivery *d = l->delivery;
+
+        l->probe = sd_bus_slot_unref(l->probe);
+        d->probes_in_flight--;
+}
+
+/* Reads OutgoingBytes and OutgoingFDs from GetConnectionStats' a{sv}. */
+static int read_outgoing(sd_bus_message *reply, uint32_t *ret_bytes, uint32_t *ret_fds) {
+        bool have_bytes = false, have_fds = false;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(reply, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "OutgoingBytes") == 0) {
+                        r = sd_bus_message_read(reply, "v", "u", ret_bytes);
+                        have_bytes = r >= 0;
+                } else if (strcmp(key, "OutgoingFDs") == 0) {
+                        r = sd_bus_message_read(reply, "v", "u", ret_fds);
+                        have_fds = r >= 0;
+                } else
+                        r = sd_bus_message_skip(reply, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return have_bytes && have_fds ? 0 : -ENODATA;
+}
+
+static bool error_means_gone(const char *name) {
+        return name && (strcmp(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER) == 0 ||
+                        strcmp(name, SD_BUS_ERROR_SERVICE_UNKNOWN) == 0 ||
+                        strcmp(name, SD_BUS_ERROR_DISCONNECTED) == 0);
+}
+
+static int on_stats(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct delivery_ledger *l = userdata;
+        struct delivery *d = l->delivery;
+        uint32_t bytes = 0, fds = 0;
+
+        probe_finished(l);
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(reply);
+                const char *name = e ? e->name : NULL;
+
+                if (error_means_gone(name))
+                        unpin(l, l->pinned);    /* the bus dropped what it held for it */
+                else if (name && strcmp(name, SD_BUS_ERROR_NO_REPLY) == 0)
+                        probe_later(l);
+                else {
+                        /* No statistics here, or not for us: the client's
+                         * own answers from now on. */
+                        if (!d->use_ping)
+                                log_info("The bus gives no connection statistics (%s: %s); confirming deliveries "
+                                         "with org.freedesktop.DBus.Peer.Ping instead.", name ?: "error",
+                                         e && e->message ? e->message : "");
+                        d->use_ping = true;
+                        probe_start(l);
+                }
+        } else if (read_outgoing(reply, &bytes, &fds) < 0) {
+                if (!d->use_ping)
+                        log_info("The bus's connection statistics have no OutgoingBytes and OutgoingFDs; "
+                                 "confirming deliveries with org.freedesktop.DBus.Peer.Ping instead.");
+                d->use_ping = true;
+                probe_start(l);
+        } else if (bytes == 0 && fds == 0)
+                probe_confirmed(l);
+        else
+                probe_later(l);
+
+        start_queued_probes(d);
+        flush_held(d);
+        return 0;
+}
+
+static int on_pong(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct delivery_ledger *l = userdata;
+        struct delivery *d = l->delivery;
+
+        probe_finished(l);
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(reply);
+                const char *name = e ? e->name : NULL;
+
+                if (error_means_gone(name))
+                        unpin(l, l->pinned);
+                else if (name && strcmp(name, SD_BUS_ERROR_NO_REPLY) == 0)
+                        probe_later(l);         /* it does not read (yet) */
+                else
+                        probe_confirmed(l);     /* it read the Ping and answered it */
+        } else
+                probe_confirmed(l);
+
+        start_queued_probes(d);
+        flush_held(d);
+        return 0;
+}
+
+static int send_probe(struct delivery_ledger *l) {
+        struct delivery *d = l->delivery;
+
+        if (!d->use_ping)
+                return sd_bus_call_method_async(d->bus, &l->probe, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                "org.freedesktop.DBus.Debug.Stats", "GetConnectionStats", on_stats, l,
+                                                "s", l->bus_name);
+        return sd_bus_call_method_async(d->bus, &l->probe, l->bus_name, "/", "org.freedesktop.DBus.Peer", "Ping",
+                                        on_pong, l, NULL);
+}
+
+/* Asks the bus whether what @l has pinned left it; one question at a time
+ * per connection, DELIVERY_PROBES_MAX in all. */
+static void probe_start(struct delivery_ledger *l) {
+        struct delivery *d = l->delivery;
+        int r;
+
+        if (l->probe || l->retry || l->probe_queued || delivery_cost_is_zero(l->pinned))
+                return;
+        if (d->probes_in_flight >= DELIVERY_PROBES_MAX) {
+                l->probe_queue_next = NULL;
+                l->probe_queue_prev = d->probe_queue_tail;
+                if (d->probe_queue_tail)
+                        d->probe_queue_tail->probe_queue_next = l;
+                else
+                        d->probe_queue = l;
+                d->probe_queue_tail = l;
+                l->probe_queued = true;
+                return;
+        }
+        r = send_probe(l);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot ask the bus about %s's replies: %m", l->bus_name);
+                probe_later(l);
+                return;
+        }
+        l->probed = l->pinned;
+        d->probes_in_flight++;
+}
+
+/* Held replies */
+
+static struct delivery_usage *usage_of(struct uid_usage *u) {
+        static struct delivery_usage none;
+
+        return u ? &u->usage : &none;
+}
+
+static void held_remove(struct delivery *d, struct held_reply *h) {
+        struct uid_usage *u = uid_usage_find(d, h->ledger->uid);
+
+        if (d->held_tail == h)
+                d->held_tail = h->held_prev;
+        LIST_REMOVE(held, d->held, h);
+        d->all.held--;
+        h->ledger->n_held--;
+        if (u) {
+                u->usage.held--;
+                uid_usage_trim(d, u);
+        }
+        sd_bus_message_unref(h->reply);
+        free(h);
+}
+
+static int send_now(struct delivery_ledger *l, struct uid_usage *u, sd_bus_message *reply, struct delivery_cost cost) {
+        int r = sd_bus_send(l->delivery->bus, reply, NULL);
+
+        if (r < 0)
+                return r;
+        l->delivery->sent++;
+        pin(l, u, cost);
+        probe_start(l);
+        return 0;
+}
+
+/* Sends the held replies that fit now, oldest first. */
+static void flush_held(struct delivery *d) {
+        LIST_FOREACH_SAFE(held, h, next, d->held) {
+                struct delivery_ledger *l = h->ledger;
+                struct uid_usage *u = uid_usage_find(d, l->uid);
+                int r;
+
+                if (delivery_decide(&d->limits, &d->all, usage_of(u), l->privileged, h->cost, false) != DELIVERY_SEND)
+                        continue;
+                r = sd_bus_send(d->bus, h->reply, NULL);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot send a held reply to %s: %m", l->bus_name);
+                else {
+                        d->sent++;
+                        pin(l, u, h->cost);
+                }
+                held_remove(d, h);
+                probe_start(l);
+        }
+}
+
+int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold) {
+        struct delivery *d = l->delivery;
+        struct uid_usage *u = uid_usage_get(d, l->uid);
+        struct held_reply *h;
+
+        if (!u)
+                return -ENOMEM;
+        switch (delivery_decide(&d->limits, &d->all, &u->usage, l->privileged, cost, may_hold)) {
+        case DELIVERY_SEND: {
+                int r = send_now(l, u, reply, cost);
+
+                uid_usage_trim(d, u);
+                return r;
+        }
+        case DELIVERY_HOLD:
+                h = calloc(1, sizeof(*h));
+                if (!h) {
+                        uid_usage_trim(d, u);
+                        return -ENOMEM;
+                }
+                *h = (struct held_reply) { .reply = sd_bus_message_ref(reply), .cost = cost, .ledger = l };
+                h->held_prev = d->held_tail;
+                if (d->held_tail)
+                        d->held_tail->held_next = h;
+                else
+                        d->held = h;
+                d->held_tail = h;
+                d->all.held++;
+                u->usage.held++;
+                l->n_held++;
+                d->held_total++;
+                return 1;
+        case DELIVERY_REFUSE:
+        default:
+                d->refused++;
+                uid_usage_trim(d, u);
+                return -EBUSY;
+        }
+}
+
+enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold) {
+        struct delivery *d = l->delivery;
+
+        return delivery_decide(&d->limits, &d->all, usage_of(uid_usage_find(d, l->uid)), l->privileged, cost,
+                               may_hold);
+}
+
+void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret) {
+        *ret = *usage_of(uid_usage_find(d, uid));
+}
+
+struct delivery_cost delivery_error_cost(const sd_bus_error *error) {
+        /* Header fields (destination, reply serial, error name, signature)
+         * and the message string, padded. */
+        size_t n = 192;
+
+        if (error && error->name)
+                n += strlen(error->name);
+        if (error && error->message)
+                n += strlen(error->message);
+        return (struct delivery_cost) { .bytes = n };
+}
+
+/* Ledgers */
+
+void delivery_ledger_init(struct delivery_ledger *l, struct delivery *d, const char *bus_name, uid_t uid,
+                          bool privileged) {
+        *l = (struct delivery_ledger) { .delivery = d, .bus_name = bus_name, .uid = uid, .privileged = privileged };
+}
+
+void delivery_ledger_done(struct delivery_ledger *l) {
+        struct delivery *d = l->delivery;
+
+        if (!d)
+                return;
+        if (l->n_held > 0)
+                LIST_FOREACH_SAFE(held, h, next, d->held)
+                        if (h->ledger == l)
+                                held_remove(d, h);
+        if (l->probe)
+                probe_finished(l);
+        probe_queue_remove(l);
+        l->retry = sd_event_source_disable_unref(l->retry);
+        unpin(l, l->pinned);
+        l->delivery = NULL;
+        start_queued_probes(d);
+        flush_held(d);
+}
+
+/* The watch on the broker's own queue */
+
+static void log_stall(struct delivery *d, uint64_t queued, uint64_t stuck_usec) {
+        unsigned suppressed = 0, shown = 0;
+        char who[512] = "";
+        size_t len = 0;
+
+        if (!log_ratelimit_ok(&d->stall_ratelimit, &suppressed))
+                return;
+        /* The connections holding the most descriptors, then bytes: a few. */
+        LIST_FOREACH(pinned_list, l, d->pinned) {
+                int n;
+
+                if (shown >= 4 || len >= sizeof(who) - 1)
+                        break;
+                n = snprintf(who + len, sizeof(who) - len, "%s%s (uid %u): %u fds, %" PRIu64 " bytes", shown ? "; " : "",
+                             l->bus_name, (unsigned) l->uid, l->pinned.fds, l->pinned.bytes);
+                if (n < 0)
+                        break;
+                len += (size_t) n < sizeof(who) - len ? (size_t) n : sizeof(who) - len - 1;
+                shown++;
+        }
+        log_warning("The bus has taken none of the broker's %" PRIu64 " queued messages for %" PRIu64 " s. Replies "
+                    "not yet delivered: %u fds, %" PRIu64 " bytes on %u connections%s%s%s%s",
+                    queued, stuck_usec / 1000000u, d->all.pinned.fds, d->all.pinned.bytes, d->pinned_connections,
+                    shown ? ", among them " : "", who, d->pinned_connections > shown ? ", ..." : "",
+                    suppressed ? " (earlier such reports not logged)" : "");
+        d->stall_logged = true;
+}
+
+static int on_watch(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct delivery *d = userdata;
+        uint64_t queued = 0, now = now_usec();
+
+        (void) sd_bus_get_n_queued_write(d->bus, &queued);
+        if (queued == 0 || queued < d->queued_last) {
+                if (d->stall_logged)
+                        log_info("The bus takes the broker's messages again (%" PRIu64 " queued).", queued);
+                d->queue_stuck_since = 0;
+                d->stall_logged = false;
+        } else if (d->queue_stuck_since == 0)
+                d->queue_stuck_since = now;
+        else if (now - d->queue_stuck_since >= STALL_AFTER_USEC)
+                log_stall(d, queued, now - d->queue_stuck_since);
+        d->queued_last = queued;
+
+        /* Sleep when there is nothing to watch. */
+        if (queued == 0 && !d->pinned)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return sd_event_source_set_time_relative(s, WATCH_INTERVAL_USEC);
+}
+
+static void watch_arm(struct delivery *d) {
+        int enabled = SD_EVENT_OFF;
+
+        if (!d->watch || (sd_event_source_get_enabled(d->watch, &enabled) >= 0 && enabled != SD_EVENT_OFF))
+                return;
+        if (sd_event_source_set_time_relative(d->watch, WATCH_INTERVAL_USEC) < 0 ||
+            sd_event_source_set_enabled(d->watch, SD_EVENT_ON) < 0)
+                log_debug("Cannot arm the watch on the bus's queue.");
+}
+
+void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
+        uint64_t now = now_usec();
+
+        *ret = (struct delivery_stats) {
+                .all = d->all,
+                .pinned_connections = d->pinned_connections,
+                .sent = d->sent,
+                .held = d->held_total,
+                .refused = d->refused,
+                .dropped = d->dropped,
+                .stalled_usec = d->queue_stuck_since && now > d->queue_stuck_since ? now - d->queue_stuck_since : 0,
+                .bus_statistics = !d->use_ping,
+        };
+}
+
+void delivery_count_dropped(struct delivery *d) {
+        d->dropped++;
+}
+
+int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *limits, struct delivery **ret) {
+        struct delivery *d;
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->event = sd_event_ref(event);
+        d->bus = sd_bus_ref(bus);
+        d->limits = *limits;
+        d->stall_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(60u * 1000000u, 1u);
+        /* Without a bus daemon (a direct connection) nobody holds our
+         * messages but the peer's socket: ask the peer. */
+        d->use_ping = sd_bus_is_bus_client(bus) <= 0;
+        r = sd_event_add_time_relative(event, &d->watch, CLOCK_MONOTONIC, WATCH_INTERVAL_USEC, 0, on_watch, d);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->watch, SD_EVENT_OFF);
+        if (r < 0) {
+                delivery_free(d);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}
+
+static void free_uid_usage(void *p) {
+        free(p);
+}
+
+struct delivery *delivery_free(struct delivery *d) {
+        if (!d)
+                return NULL;
+        while (d->held) {
+                struct held_reply *h = d->held;
+
+                d->held = h->held_next;
+                sd_bus_message_unref(h->reply);
+                free(h);
+        }
+        tdestroy(d->uids, free_uid_usage);
+        sd_event_source_disable_unref(d->watch);
+        sd_bus_unref(d->bus);
+        sd_event_unref(d->event);
+        free(d);
+        return NULL;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Replies the bus has not yet delivered: every reply to a client is sent
+ * through here, counted as pinned on its connection and its uid until the
+ * bus confirms it left, and sent only within delivery-budget.h's bounds;
+ * what does not fit waits here and goes out when it fits.
+ *
+ * Confirmation never relies on what the client does, only on the bus:
+ *
+ * - On dbus-daemon (which is where undelivered messages are charged to
+ *   their sender), org.freedesktop.DBus.Debug.Stats.GetConnectionStats of
+ *   the client: once its OutgoingBytes and OutgoingFDs are 0, nothing sent
+ *   to it before that call still waits in dbus-daemon. Messages of one
+ *   sender are handled in order, so the answer covers every reply sent
+ *   before the question. Debian's system.conf lets root ask.
+ * - Where the bus has no such statistics (dbus-broker), or refuses us:
+ *   org.freedesktop.DBus.Peer.Ping to the client, which every D-Bus
+ *   library answers when it reads its messages: the answer proves that it
+ *   read everything sent before the Ping.
+ * - The client leaving the bus: the bus drops whatever it still held for
+ *   it.
+ *
+ * Questions are asked at most DELIVERY_PROBES_MAX at a time (below
+ * dbus-daemon's 128 pending replies beside polkit's checks), again with a
+ * back-off while a client's queue does not drain.
+ *
+ * A watch on the broker's own outgoing queue says in the log (rate
+ * limited) when the bus stops taking what the broker sends, and who holds
+ * pinned replies; delivery_get_stats() gives the same figures to the
+ * Delivery property (uebctl status).
+ *
+ * Single-threaded, on the broker's event loop.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "delivery-budget.h"
+#include "list.h"
+
+#define DELIVERY_PROBES_MAX 32u
+
+struct delivery;
+struct held_reply;
+
+/* One per client connection (embedded in its session). */
+struct delivery_ledger {
+        struct delivery *delivery;
+        const char *bus_name;           /* the session's; outlives the ledger */
+        uid_t uid;
+        bool privileged;
+        struct delivery_cost pinned;    /* sent, not yet known to have left the bus */
+        struct delivery_cost probed;    /* of which sent before the question in flight */
+        sd_bus_slot *probe;             /* the question in flight */
+        sd_event_source *retry;         /* the next question, after a back-off */
+        unsigned backoff;
+        unsigned n_held;
+        bool probe_queued;
+        bool listed;                    /* in the delivery's list of ledgers with pins */
+        LIST_FIELDS(struct delivery_ledger, pinned_list);
+        LIST_FIELDS(struct delivery_ledger, probe_queue);
+};
+
+struct delivery_stats {
+        struct delivery_usage all;
+        unsigned pinned_connections;
+        uint64_t sent, held, refused, dropped;  /* since start */
+        uint64_t stalled_usec;          /* how long the bus has not taken our queue; 0: it does */
+        bool bus_statistics;            /* confirmed through the bus's statistics, not Ping */
+};
+
+/** delivery_new() - the broker's delivery accounting on @bus.
+ * @limits is copied (delivery_set_limits() changes it). Returns 0 or a
+ * negative errno; *@ret is owned by the caller (delivery_free()). */
+int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *limits, struct delivery **ret);
+/** delivery_free() - drops held replies unsent; the ledgers must be done
+ * first. Returns NULL. */
+struct delivery *delivery_free(struct delivery *d);
+
+/** delivery_ledger_init() - starts the ledger of an identified connection
+ * @bus_name (borrowed; must outlive the ledger) of @uid. */
+void delivery_ledger_init(struct delivery_ledger *l, struct delivery *d, const char *bus_name, uid_t uid,
+                          bool privileged);
+/** delivery_ledger_done() - the connection left the bus (or the broker
+ * stops): what it pinned is released, its held replies are dropped. Safe on
+ * a ledger never initialized (zeroed). */
+void delivery_ledger_done(struct delivery_ledger *l);
+
+/** delivery_send() - sends @reply (a method return or error of a call of
+ * @l's connection; a reference is taken when it is held) costing @cost.
+ * Returns 0 when sent, 1 when held (sent once it fits), -EBUSY when the
+ * budget refuses it (nothing sent: the caller answers Busy or nothing), or
+ * the negative errno of sd_bus_send(). @may_hold false: never held. */
+int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold);
+
+/** delivery_error_cost() - an upper bound of the size of an error reply
+ * with @error. */
+struct delivery_cost delivery_error_cost(const sd_bus_error *error);
+
+/** delivery_check() - the verdict delivery_send() would give now, without
+ * sending: for replies too costly to build in vain (large ones). */
+enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold);
+
+/** delivery_get_user() - what @uid has pinned and held now. */
+void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret);
+
+/** delivery_count_dropped() - a call got no reply at all (not even an
+ * error would fit). */
+void delivery_count_dropped(struct delivery *d);
+
+/** delivery_get_stats() - the figures now. */
+void delivery_get_stats(struct delivery *d, struct delivery_stats *ret);
