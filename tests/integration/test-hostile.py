@@ -465,7 +465,7 @@ class HostileTest(unittest.TestCase):
         for _ in range(5):
             start = time.monotonic()
             try:
-                root_call('GetStatus', timeout=15)
+                root_call('GetStatus', timeout=25)
             except dbus.exceptions.DBusException as e:
                 self.fail(f'{tag}: root\'s GetStatus not answered: {e}; broker on the bus: '
                           f'{self.broker_bus_stats()}')
