@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# broker-harness.sh [--config FILE] [--writable-config FILE] [--notify] [--polkit-mock] [--state-dir] -- CMD ARGS...
+# broker-harness.sh [--config FILE] [--writable-config FILE] [--notify] [--polkit-mock] [--state-dir]
+#                   [--no-bus-stats] -- CMD ARGS...
 #
 # Runs CMD against a real uebrokerd on a private bus: starts a private
 # dbus-daemon, starts uebrokerd on it with the embedded provider, waits for
@@ -19,6 +20,9 @@
 # on the private bus and gives the broker that bus as its system bus, for
 # polkit only (the test allows actions with the mock's SetAllowed); it
 # needs python3-dbusmock in /usr/bin/python3 (exit 77 without).
+# --no-bus-stats denies everyone org.freedesktop.DBus.Debug.Stats on the
+# bus (as a bus without statistics, or dbus-broker, does): the broker then
+# confirms deliveries with Peer.Ping (daemon/delivery.h).
 # --state-dir runs the broker with a state directory in the scratch
 # directory, exported as UEBROKER_STATE_DIR, for tests that restart the
 # broker and expect it to remember its events (as the system broker does).
@@ -40,6 +44,7 @@ writable_config=""
 notify=""
 polkit_mock=""
 state_dir=""
+no_bus_stats=""
 while [ $# -gt 0 ]; do
         case "$1" in
         --config) config="$2"; shift 2 ;;
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
         --notify) notify=1; shift ;;
         --polkit-mock) polkit_mock=1; shift ;;
         --state-dir) state_dir=1; shift ;;
+        --no-bus-stats) no_bus_stats=1; shift ;;
         --) shift; break ;;
         *) echo "broker-harness: unknown option $1" >&2; exit 2 ;;
         esac
@@ -99,6 +105,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+stats_policy=""
+if [ -n "$no_bus_stats" ]; then
+        stats_policy='<policy context="mandatory"><deny send_destination="org.freedesktop.DBus"'
+        stats_policy+=' send_interface="org.freedesktop.DBus.Debug.Stats"/></policy>'
+fi
 cat >"$dir/bus.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -112,6 +123,7 @@ cat >"$dir/bus.conf" <<CONF
     <allow send_destination="*" eavesdrop="true"/>
     <allow receive_sender="*"/>
   </policy>
+  $stats_policy
 </busconfig>
 CONF
 

@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# On a bus that gives the broker no connection statistics
+# (broker-harness.sh --no-bus-stats), deliveries are confirmed with
+# org.freedesktop.DBus.Peer.Ping (daemon/delivery.h): libuebroker, whose
+# thread reads its bus, and busctl, which leaves after its reply, keep
+# working, and nothing stays pinned once they are gone.
+#
+#     test-ping-fallback.sh TEST_LIBUEBROKER
+set -eu
+
+test_libuebroker="$1"
+bus=(--address="$UEBROKER_BUS_ADDRESS")
+
+for i in 1 2 3; do
+        busctl "${bus[@]}" call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "ping_fallback_$i u32 a" \
+                >/dev/null
+done
+grep -q 'confirming deliveries with org.freedesktop.DBus.Peer.Ping instead' "$UEBROKERD_LOG" || {
+        echo "test-ping-fallback: the broker did not fall back to Peer.Ping:" >&2
+        cat "$UEBROKERD_LOG" >&2
+        exit 1
+}
+delivery() {
+        busctl "${bus[@]}" get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker Delivery
+}
+# busctl's own connection is gone once it printed: wait for the broker to
+# learn that (NameOwnerChanged), then nothing may stay pinned.
+for i in $(seq 1 50); do
+        d="$(delivery)"
+        case "$d" in
+        *'"pinned-fds" 0 "pinned-bytes" 0 '*) break ;;
+        esac
+        sleep 0.1
+done
+echo "Delivery: $d"
+case "$d" in
+*'"pinned-fds" 0 "pinned-bytes" 0 '*'"bus-statistics" 0'*) ;;
+*) echo "test-ping-fallback: replies stay pinned, or statistics were used: $d" >&2; exit 1 ;;
+esac
+# Last: it restarts the broker.
+"$test_libuebroker"
