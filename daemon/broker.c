@@ -992,6 +992,60 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/* The replies sd-bus gives by itself (Introspectable, Properties, Peer, and
+ * the errors for unknown objects, interfaces and methods) cost the bus as
+ * much as the broker's own: their callers are identified and charged the
+ * same way, and a call whose reply would not fit gets none. Upper bounds of
+ * each reply's size. */
+#define BUILTIN_INTROSPECT_BYTES (8u * 1024u)
+#define BUILTIN_PROPERTIES_BYTES (2u * 1024u)
+#define BUILTIN_OTHER_BYTES 512u
+
+static bool is_broker_method(sd_bus_message *m) {
+        const char *interface = sd_bus_message_get_interface(m), *member = sd_bus_message_get_member(m);
+        const char *path = sd_bus_message_get_path(m);
+
+        if (!interface || !member || !path || strcmp(interface, BROKER_INTERFACE) != 0 ||
+            strcmp(path, BROKER_OBJECT_PATH) != 0)
+                return false;
+        for (const sd_bus_vtable *v = broker_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+                if (v->type == _SD_BUS_VTABLE_METHOD && strcmp(v->x.method.member, member) == 0)
+                        return true;
+        return false;
+}
+
+static uint64_t builtin_reply_bytes(sd_bus_message *m) {
+        const char *interface = sd_bus_message_get_interface(m);
+
+        if (interface && strcmp(interface, "org.freedesktop.DBus.Introspectable") == 0)
+                return BUILTIN_INTROSPECT_BYTES;
+        if (interface && strcmp(interface, "org.freedesktop.DBus.Properties") == 0)
+                return BUILTIN_PROPERTIES_BYTES;
+        return BUILTIN_OTHER_BYTES;
+}
+
+/* Every incoming message, before sd-bus dispatches it: 1 consumes it. */
+static int on_incoming(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct broker *b = userdata;
+        struct session *s;
+        int r;
+
+        if (!sd_bus_message_is_method_call(m, NULL, NULL) || is_broker_method(m) ||
+            sd_bus_message_get_expect_reply(m) <= 0)
+                return 0;       /* the handlers charge their own replies */
+        r = session_identify(b, m, &error, &s);
+        if (r == 0)
+                return 1;       /* re-run through here once identified */
+        if (r < 0)
+                return 0;       /* sd-bus answers; the caller cannot be charged */
+        if (delivery_charge(&s->ledger, (struct delivery_cost) { .bytes = builtin_reply_bytes(m) }) == -EBUSY) {
+                delivery_count_dropped(b->delivery);
+                return 1;       /* no reply: it would not fit */
+        }
+        return 0;
+}
+
 /* Clients= lowered, if need be, so that sessions cannot exhaust the fd
  * limit: past it sd-bus cannot receive a message carrying descriptors and
  * drops the bus connection. */
@@ -1070,6 +1124,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         if (r < 0)
                 return log_error_errno(r, "Cannot add the bus object: %m");
 
+        r = sd_bus_add_filter(bus, &b->filter_slot, on_incoming, b);
+        if (r < 0)
+                return log_error_errno(r, "Cannot add the bus filter: %m");
+
         *ret = b;
         b = NULL;
         return 0;
@@ -1095,6 +1153,7 @@ struct broker *broker_free(struct broker *b) {
         if (!b)
                 return NULL;
 
+        sd_bus_slot_unref(b->filter_slot);
         sd_bus_slot_unref(b->object_slot);
         sd_bus_slot_unref(b->departures);
         session_free_all(b);

@@ -29,6 +29,7 @@ struct broker {
         sd_event *event;
         sd_bus *bus;
         sd_bus_slot *object_slot;
+        sd_bus_slot *filter_slot;       /* charges sd-bus's own replies (broker.c) */
         sd_bus_slot *departures;        /* the one NameOwnerChanged match */
         struct polkit_registry *polkit;
         struct provider_link link;      /* every call into the provider */

@@ -437,6 +437,30 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct deliv
         }
 }
 
+int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
+        struct delivery *d = l->delivery;
+        struct uid_usage *u = uid_usage_get(d, l->uid);
+        int r;
+
+        if (!u)
+                return -ENOMEM;
+        if (delivery_decide(&d->limits, &d->all, &u->usage, l->privileged, cost, false) != DELIVERY_SEND) {
+                d->refused++;
+                uid_usage_trim(d, u);
+                return -EBUSY;
+        }
+        d->sent++;
+        pin(l, u, cost);
+        /* sd-bus sends the reply once the filter returns: ask from the
+         * next turn of the loop, so the question follows it. */
+        if (l->probe || l->retry || l->probe_queued)
+                return 0;
+        r = sd_event_add_time_relative(d->event, &l->retry, CLOCK_MONOTONIC, 0, 0, on_retry, l);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule asking the bus about %s's replies: %m", l->bus_name);
+        return 0;
+}
+
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold) {
         struct delivery *d = l->delivery;
 

@@ -98,6 +98,12 @@ void delivery_ledger_done(struct delivery_ledger *l);
  * the negative errno of sd_bus_send(). @may_hold false: never held. */
 int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold);
 
+/** delivery_charge() - pins @cost for a reply sd-bus is about to send by
+ * itself (Introspectable, Properties, Peer, unknown methods), if it fits;
+ * the question to the bus goes out after that reply. 0: charged; -EBUSY:
+ * it does not fit (the caller drops the call). */
+int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost);
+
 /** delivery_error_cost() - an upper bound of the size of an error reply
  * with @error. */
 struct delivery_cost delivery_error_cost(const sd_bus_error *error);

@@ -19,6 +19,9 @@ close.
     hostile-client.py ADDRESS unread-both CONNS N COMMAND
                                                     on each connection N Registers and N ListEvents,
                                                     replies never read
+    hostile-client.py ADDRESS unread-introspect CONNS N
+                                                    N Introspect calls per connection (sd-bus
+                                                    answers them itself), never read
     hostile-client.py ADDRESS fill N                N new events with long definitions on one
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
@@ -211,6 +214,21 @@ def cmd_unread_both(address, n_conns, n, command):
     wait_stdin()
 
 
+def cmd_unread_introspect(address, n_conns, n):
+    """Paced at 100 calls per connection every 20 ms, below dbus-daemon's
+    128 pending calls per connection: the broker answers every one."""
+    conns = [connect(address) for _ in range(int(n_conns))]
+    for _ in range(int(n) // 100):
+        for conn in conns:
+            for _ in range(100):
+                conn.send_message(dbus.lowlevel.MethodCallMessage(BROKER, PATH,
+                                                                  'org.freedesktop.DBus.Introspectable', 'Introspect'))
+            conn.flush()
+        time.sleep(0.02)
+    print(json.dumps({'sent': int(n_conns) * int(n)}), end='')
+    wait_stdin()
+
+
 def cmd_victim(address, n, prefix):
     """What an honest user sees meanwhile: each Register answered, with
     its two descriptors, and how long each took (seconds)."""
@@ -249,7 +267,8 @@ def main():
     address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     commands = {'hold': cmd_hold, 'churn': cmd_churn, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
                 'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat,
-                'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill}
+                'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
+                'unread-introspect': cmd_unread_introspect}
     commands[command](address, *args)
 
 
