@@ -46,6 +46,10 @@
  * socket's peer credentials, and timestamp_ns is when the broker received
  * the record. */
 #define UEB_RECORD_FLAG_KERNEL_TRACE (1u << 1)
+/* tid and write_monotonic_ns are what the writer put in its shared-memory
+ * ring: claimed, not verified (any thread id, any time). pid, uid and
+ * timestamp_ns are the broker's own, whatever this flag says. */
+#define UEB_RECORD_FLAG_WRITER_CLAIMED (1u << 2)
 /* The uid of a record whose path does not carry it (the kernel's trace). */
 #define UEB_RECORD_UID_UNKNOWN UINT32_MAX
 

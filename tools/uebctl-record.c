@@ -175,9 +175,12 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
                 strbuf_printf(sb, kernel ? ",\"tid\":%" PRIu32 : ",\"pid\":%" PRIu32, h->pid);
                 if (h->uid != UEB_RECORD_UID_UNKNOWN)
                         strbuf_printf(sb, ",\"uid\":%" PRIu32, h->uid);
-                /* From a ring: the thread and the time of the write. */
+                /* From a ring: the thread and the time of the write, as
+                 * the writer claims them. */
                 if (!kernel && h->tid != 0)
                         strbuf_printf(sb, ",\"tid\":%" PRIu32, h->tid);
+                if (h->flags & UEB_RECORD_FLAG_WRITER_CLAIMED)
+                        strbuf_append(sb, ",\"writer_claimed\":[\"tid\",\"write_monotonic_ns\"]");
                 if (h->write_monotonic_ns != 0)
                         strbuf_printf(sb, ",\"write_monotonic_ns\":%" PRIu64, h->write_monotonic_ns);
                 strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",

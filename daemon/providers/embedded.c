@@ -202,6 +202,12 @@ void session_handle_record(struct provider_session *s, uint32_t write_index, con
 
         s->received++;
         p->received++;
+        /* The socket path cannot carry more (MSG_TRUNC); a ring can, and
+         * is held to the same limit. */
+        if (payload_len > EMBEDDED_PAYLOAD_MAX) {
+                session_drop(s, "payload longer than the record limit", write_index);
+                return;
+        }
         ev = write_indexes_active_event(s->indexes, write_index);
         if (!ev) {
                 session_drop(s, "write index not registered", write_index);
@@ -219,6 +225,8 @@ void session_handle_record(struct provider_session *s, uint32_t write_index, con
                 return;
 
         h = (struct ueb_record_header) {
+                /* A ring's tid and write time are the writer's say-so. */
+                .flags = tid != 0 || write_monotonic_ns != 0 ? UEB_RECORD_FLAG_WRITER_CLAIMED : 0,
                 .pid = (uint32_t) s->pid,
                 .uid = (uint32_t) s->uid,
                 .timestamp_ns = timestamp_ns,

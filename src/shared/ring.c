@@ -71,7 +71,7 @@ int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_rec
         struct ring_header *h = r->header;
         const uint64_t size = r->size, mask = size - 1;
         uint64_t tail;
-        unsigned n = 0;
+        unsigned n = 0, turns = 0;
 
         if (r->broken)
                 return -EBADMSG;
@@ -81,9 +81,10 @@ int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_rec
         if (tail - r->head > size)
                 goto broken;
 
-        /* Each turn consumes at least 8 bytes of at most one ring: bounded
-         * by @budget records and size / 8 paddings. */
-        while (n < budget && r->head != tail) {
+        /* Each turn consumes at least 8 bytes of at most one ring. Paddings
+         * count against @budget as records do: a ring of 8-byte paddings
+         * costs no more per call than one of records. */
+        while (turns < budget && r->head != tail) {
                 uint64_t pos = r->head & mask;
                 uint32_t word = __atomic_load_n(word_at(r->data, pos), __ATOMIC_ACQUIRE);
                 uint32_t len = word & RING_SIZE_MASK;
@@ -106,6 +107,7 @@ int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_rec
                  * committed word; then it is free. */
                 memset(r->data + pos, 0, len);
                 r->head += len;
+                turns++;
                 if (!(word & RING_PADDING)) {
                         fn(&rec, scratch + sizeof(rec), userdata);
                         n++;

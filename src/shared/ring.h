@@ -99,10 +99,12 @@ struct ring_reader {
 /* Called for each committed record, a private copy (@rec, @payload). */
 typedef void (*ring_record_fn)(const struct ring_record *rec, const uint8_t *payload, void *userdata);
 
-/* Reads at most @budget committed records in order, handing each (copied
- * into @scratch, RING_DATA_MAX bytes) to @fn, frees their space. Returns
- * how many it read; -EBADMSG when the ring's contents are impossible (the
- * reader is then broken and reads nothing more). */
+/* Reads at most @budget committed records and paddings in order, handing
+ * each record (copied into @scratch, RING_DATA_MAX bytes) to @fn, frees
+ * their space. Returns how many records it read; -EBADMSG when the ring's
+ * contents are impossible (the reader is then broken and reads nothing
+ * more). A record's payload_len is within the record; its size may still
+ * exceed what the broker accepts (the caller checks). */
 int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_record_fn fn, void *userdata);
 
 /* Before the broker sleeps: asks writers to ring once @wake_bytes are

@@ -22,6 +22,11 @@ close.
     hostile-client.py ADDRESS unread-introspect CONNS N
                                                     N Introspect calls per connection (sd-bus
                                                     answers them itself), never read
+    hostile-client.py ADDRESS ring-write EVENT KIND  writes one record into its own ring by hand:
+                                                    KIND big (a 91,000-byte payload), claimed
+                                                    (tid 1, write time 2^63), paddings (the
+                                                    ring filled with 8-byte paddings, then one
+                                                    record); reports, holds
     hostile-client.py ADDRESS fill N                N new events with long definitions on one
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
@@ -229,6 +234,69 @@ def cmd_unread_introspect(address, n_conns, n):
     wait_stdin()
 
 
+RING_HEADER_SIZE = 4096
+RING_COMMITTED, RING_PADDING = 1 << 31, 1 << 30
+RING_TAIL, RING_HEAD = 64, 128                  # offsets in struct ring_header (ring.h)
+DATA_RING_DOORBELL_INDEX = 0xFFFFFFFE
+
+
+def cmd_ring_write(address, event, kind):
+    """A writer that does not use libuebroker's ring_write(): what it puts
+    in its ring is whatever it likes."""
+    import mmap
+    import struct
+    conn = connect(address)
+    data_fd, _, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's', (f'{event} u32 a',),
+                                                    timeout=60)
+    data_fd = data_fd.take()
+    ring_fd, size = conn.call_blocking(BROKER, PATH, INTERFACE, 'OpenRing', 'u', (1 << 20,), timeout=60)
+    ring_fd = ring_fd.take()
+    size = int(size)
+    ring = mmap.mmap(ring_fd, RING_HEADER_SIZE + size)
+    tail = 0
+
+    def put(payload, tid=4242, write_ns=1):
+        nonlocal tail
+        need = (24 + len(payload) + 7) & ~7
+        pos = RING_HEADER_SIZE + tail % size
+        ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(write_index), tid, len(payload), write_ns)
+        ring[pos + 24:pos + 24 + len(payload)] = payload
+        ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
+        tail += need
+        ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
+
+    if kind == 'big':
+        put(struct.pack('=I', 1) + b'b' * 90996)
+        put(struct.pack('=I', 2))           # then a good one, so the test knows it was read
+    elif kind == 'claimed':
+        put(struct.pack('=I', 3), tid=1, write_ns=1 << 63)
+    elif kind == 'paddings':
+        # The whole ring in 8-byte paddings, refilled as the broker frees
+        # it, for a few seconds; then one record.
+        end = time.monotonic() + 3
+        paddings = 0
+        while time.monotonic() < end:
+            head = struct.unpack_from('=Q', ring, RING_HEAD)[0]
+            while tail - head < size - 8 and tail % size != size - 8:
+                pos = RING_HEADER_SIZE + tail % size
+                ring[pos:pos + 4] = struct.pack('=I', 8 | RING_PADDING | RING_COMMITTED)
+                tail += 8
+                paddings += 1
+            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
+            os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+            time.sleep(0.001)
+        while struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail and time.monotonic() < end + 10:
+            time.sleep(0.01)
+        if tail % size > size - 32:
+            pos = RING_HEADER_SIZE + tail % size
+            ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
+            tail += size - tail % size
+        put(struct.pack('=I', 4))
+    os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+    print(json.dumps({'written': kind}), end='')
+    wait_stdin()
+
+
 def cmd_victim(address, n, prefix):
     """What an honest user sees meanwhile: each Register answered, with
     its two descriptors, and how long each took (seconds)."""
@@ -268,7 +336,8 @@ def main():
     commands = {'hold': cmd_hold, 'churn': cmd_churn, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
                 'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat,
                 'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
-                'unread-introspect': cmd_unread_introspect}
+                'unread-introspect': cmd_unread_introspect,
+                'ring-write': cmd_ring_write}
     commands[command](address, *args)
 
 

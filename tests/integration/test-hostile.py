@@ -538,6 +538,96 @@ class HostileTest(unittest.TestCase):
             attack.close()
         self.assertAlive()
 
+    # Issue #18: the ring is hostile input.
+
+    def record_stream(self, name):
+        conn = dbus.bus.BusConnection(ARGS.address)
+        try:
+            fd = conn.call_blocking(BROKER, PATH, INTERFACE, 'Record', 'as', ([name],), timeout=30)
+        finally:
+            conn.close()
+        import socket
+        return socket.socket(fileno=fd.take())
+
+    def read_records(self, stream, want, timeout=20):
+        """(header fields, payload) of each record until @want arrived."""
+        import struct
+        header = struct.Struct('=IHHIIQQIIQ')
+        stream.settimeout(timeout)
+        records = []
+        while len(records) < want:
+            message = stream.recv(128 * 1024)
+            off = 0
+            while off + header.size <= len(message):
+                length, name_len, flags, pid, uid, ts, lost, tid, _, write_ns = header.unpack_from(message, off)
+                payload = message[off + header.size + name_len:off + length]
+                records.append({'flags': flags, 'tid': tid, 'write_ns': write_ns, 'payload': payload,
+                                'lost': lost})
+                off += (length + 7) & ~7
+        return records
+
+    def counters(self):
+        conn = dbus.bus.BusConnection(ARGS.address)
+        try:
+            props = conn.call_blocking(BROKER, PATH, 'org.freedesktop.DBus.Properties', 'Get', 'ss',
+                                       (INTERFACE, 'RecordCounters'), timeout=30)
+            return {str(k): int(v) for k, v in props.items()}
+        finally:
+            conn.close()
+
+    def test_e_ring_payload_over_the_limit(self):
+        self.restart(config='unread.conf')
+        # The event exists before the recorder asks for it.
+        run_as(ATTACKER, 'churn', 'ring_big', 1)
+        stream = self.record_stream('ring_big_0')
+        before = self.counters()
+        writer = Holder(ATTACKER, 'ring-write', 'ring_big_0', 'big')
+        try:
+            self.assertEqual(writer.result(), {'written': 'big'})
+            records = self.read_records(stream, 1)
+            # Only the good record: the 91,000-byte one was dropped, as the
+            # socket path drops it, and counted as invalid.
+            self.assertEqual([r['payload'][:4] for r in records], [b'\x02\x00\x00\x00'], records[:1])
+            self.assertEqual(self.counters()['dropped'] - before['dropped'], 1)
+        finally:
+            writer.close()
+            stream.close()
+        self.assertAlive()
+
+    def test_f_ring_claims_are_flagged(self):
+        run_as(ATTACKER, 'churn', 'ring_claimed', 1)
+        stream = self.record_stream('ring_claimed_0')
+        writer = Holder(ATTACKER, 'ring-write', 'ring_claimed_0', 'claimed')
+        try:
+            self.assertEqual(writer.result(), {'written': 'claimed'})
+            (record,) = self.read_records(stream, 1)
+            # What the writer claimed comes through, marked as a claim.
+            self.assertEqual((record['tid'], record['write_ns']), (1, 1 << 63))
+            self.assertTrue(record['flags'] & 4, record)      # UEB_RECORD_FLAG_WRITER_CLAIMED
+        finally:
+            writer.close()
+            stream.close()
+        self.assertAlive()
+
+    def test_g_ring_of_paddings(self):
+        run_as(ATTACKER, 'churn', 'ring_pad', 1)
+        stream = self.record_stream('ring_pad_0')
+        writer = Holder(ATTACKER, 'ring-write', 'ring_pad_0', 'paddings')
+        try:
+            times = []
+            for _ in range(20):
+                start = time.monotonic()
+                root_call('GetStatus', timeout=25)
+                times.append(time.monotonic() - start)
+            self.assertEqual(writer.result(), {'written': 'paddings'})
+            (record,) = self.read_records(stream, 1)
+            self.assertEqual(record['payload'][:4], b'\x04\x00\x00\x00')
+            print(f'paddings: GetStatus max {max(times):.3f} s', file=sys.stderr)
+        finally:
+            writer.close()
+            stream.close()
+        self.assertAlive()
+
 
 def main():
     global ARGS, TMP

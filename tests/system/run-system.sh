@@ -23,6 +23,9 @@
 #   UEBROKER_VM_KERNEL       a bzImage to boot instead of the cached one
 #   UEBROKER_SYSTEM_TIMEOUT  seconds the guest may run (default 600)
 #   UEBROKER_SYSTEM_KEEP     a directory to keep the console log and overlay in
+#   UEBROKER_SYSTEM_BUS      the system bus: dbus-daemon (default) or dbus-broker
+#                            (a root filesystem of its own with the package,
+#                            which enables itself as dbus.service)
 
 set -euo pipefail
 
@@ -30,6 +33,8 @@ build="$(cd "${1:?usage: $0 BUILD_DIR [SOURCE_ROOT]}" && pwd)"
 here="$(cd "$(dirname "$0")" && pwd)"
 src="$(cd "${2:-$here/../..}" && pwd)"
 timeout_s="${UEBROKER_SYSTEM_TIMEOUT:-600}"
+system_bus="${UEBROKER_SYSTEM_BUS:-dbus-daemon}"
+case "$system_bus" in dbus-daemon|dbus-broker) ;; *) echo "run-system: UEBROKER_SYSTEM_BUS=$system_bus?" >&2; exit 2 ;; esac
 
 log() { printf 'run-system: %s\n' "$*" >&2; }
 skip() { echo "1..0 # SKIP $*"; exit 77; }
@@ -82,6 +87,11 @@ done
 log "installed: $(cd "$stage" && find . -type f | sort | tr '\n' ' ')"
 # the example program (examples/ is built, not installed)
 install -D -m 0755 "$inst/examples/hello-events" "$stage/usr/local/bin/hello-events"
+# a client that never reads its replies, for the scenario (no Python there)
+mkdir -p "$stage/usr/local/lib/uebroker-system"
+# shellcheck disable=SC2046 # pkg-config's words
+cc -std=gnu11 -O1 -Wall -Werror -o "$stage/usr/local/lib/uebroker-system/unread-client" "$here/unread-client.c" \
+        $(pkg-config --cflags --libs libsystemd) >&2 || bail "building unread-client failed"
 
 # --- the root filesystem (cached), with the Debian packages that hold the
 #     libraries the installed programs link, as a package's Depends would ---
@@ -105,6 +115,7 @@ while IFS= read -r lib; do
         [ -n "$pkg" ] || bail "no Debian package holds $lib (linked by the installed programs)"
         depends+=("$pkg")
 done < <(find "$stage" -type f -perm -u+x | while IFS= read -r f; do libs_of "$f"; done | sort -u)
+[ "$system_bus" = dbus-broker ] && depends+=(dbus-broker)
 mapfile -t depends < <(printf '%s\n' "${depends[@]}" | sort -u)
 log "the installed programs link libraries from: ${depends[*]}"
 set +e
@@ -119,6 +130,9 @@ install -D -m 0644 "$here/uebroker-system-test.service" "$stage/etc/systemd/syst
 install -D -m 0755 "$here/scenario.sh" "$stage/usr/local/lib/uebroker-system/scenario.sh"
 mkdir -p "$stage/etc/systemd/system/multi-user.target.wants"
 ln -s ../uebroker-system-test.service "$stage/etc/systemd/system/multi-user.target.wants/"
+mkdir -p "$stage/etc/systemd/system/uebroker-system-test.service.d"
+printf '[Service]\nEnvironment=UEBROKER_SYSTEM_BUS=%s\n' "$system_bus" \
+        > "$stage/etc/systemd/system/uebroker-system-test.service.d/bus.conf"
 # the scenario writes its results on the serial console: no getty there;
 # no first-boot prompt (a fixed machine id); e2scrub_reap costs 12 s.
 for unit in serial-getty@ttyS0.service getty@tty1.service systemd-firstboot.service e2scrub_reap.service; do
@@ -157,6 +171,7 @@ fi
 
 sed -n '/===== uebroker-system: begin log =====$/,/^===== uebroker-system: end log =====$/p' "$console.txt" |
         sed '1d;$d' >&2
+log "system bus: $system_bus"
 log "timings: kernel ready $((t_cached - t0)) s, install, root filesystem and image $((t_image - t_cached)) s, boot to power-off $((t_boot - t_image)) s (qemu exit $qrc)"
 
 tap="$work/tap"

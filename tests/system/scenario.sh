@@ -65,6 +65,13 @@ finish() {
 }
 trap 'info "done at $(cut -d" " -f1 /proc/uptime) s"; finish' EXIT
 info "booted: $(systemctl is-system-running 2>&1), $(uname -r), $(cut -d' ' -f1 /proc/uptime) s"
+# The system bus: dbus-daemon, or dbus-broker where run-system.sh enabled it.
+case "$(systemctl show -P Id dbus.service)" in
+dbus-broker.service) system_bus=dbus-broker ;;
+*) system_bus=dbus-daemon ;;
+esac
+check "the system bus is $system_bus (${UEBROKER_SYSTEM_BUS:-dbus-daemon} asked)" \
+        test "$system_bus" = "${UEBROKER_SYSTEM_BUS:-dbus-daemon}"
 
 # 1. the installed unit, enabled and started the way users do it
 check "uebrokerd.service is installed and not yet enabled" \
@@ -90,8 +97,13 @@ r=$(call tester ListEvents)
 info "tester ListEvents while stopped: $r"
 check "the first D-Bus call (tester's ListEvents) is answered ($r)" matches "$r" '^method return'
 check "and systemd started uebrokerd.service for it" systemctl is-active uebrokerd
-check "dbus-daemon activated it through systemd" \
-        journalctl --no-pager -b -u dbus -g "Activating via systemd: service name='org.uebroker1'"
+if [ "$system_bus" = dbus-daemon ]; then
+        check "dbus-daemon activated it through systemd" \
+                journalctl --no-pager -b -u dbus -g "Activating via systemd: service name='org.uebroker1'"
+else
+        check "dbus-broker activated it through systemd (uebrokerd.service started after the stop)" \
+                journalctl --no-pager -b -u uebrokerd -g "Start(ing|ed) uebrokerd"
+fi
 
 # 4. tester registers with busctl and receives the two descriptors
 r=$(as tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s \
@@ -114,6 +126,48 @@ check "it holds the kernel's user_events_data from the broker" matches "$fds" "-
 maps=$(grep uebroker-status /proc/"$hello_pid"/maps 2>&1)
 info "hello-events status page mapping: $maps"
 check "and maps the broker's status page read-only ($maps)" matches "$maps" ' r--s .*/memfd:uebroker-status'
+
+# 5b. a user who sends and never reads its replies stalls only itself
+#     (issue #17): tracer sends 4 x 5000 Registers and 16 x 100 ListEvents
+#     and reads nothing; root and tester are still answered.
+unread=/usr/local/lib/uebroker-system/unread-client
+mkfifo /run/unread.in
+as tracer $unread 4 5000 Register "unread_sys u32 a" < /run/unread.in > /run/unread-register.out 2>&1 &
+unread_register=$!
+as tracer $unread 16 100 ListEvents < /run/unread.in > /run/unread-list.out 2>&1 &
+unread_list=$!
+exec 7> /run/unread.in         # their stdin, open until the end of this section
+waitfor 600 grep -q '^sent' /run/unread-register.out
+waitfor 600 grep -q '^sent' /run/unread-list.out
+info "the unread clients: $(cat /run/unread-register.out /run/unread-list.out | tr '\n' ' ')"
+sleep 3
+start=$(date +%s%N)
+r=$(busctl --system --timeout=25 call org.uebroker1 /org/uebroker1 org.uebroker1.Broker GetStatus 2>&1 | head -c 200)
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+info "root GetStatus under the unread clients, $ms ms: $r"
+check "root's GetStatus is answered while tracer reads none of its replies ($ms ms)" matches "$r" '^s "'
+start=$(date +%s%N)
+r=$(as tester busctl --system --timeout=25 call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s \
+        "during_unread u32 a" 2>&1)
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+info "tester Register under the unread clients, $ms ms: $r"
+check "tester's Register is answered with its descriptors, polkit asked ($ms ms)" matches "$r" '^hhuu [0-9]+ [0-9]+ '
+if [ "$system_bus" = dbus-daemon ]; then
+        owner=$(busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetNameOwner s \
+                org.uebroker1 | sed 's/^s "\(.*\)"$/\1/')
+        stats=$(busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.Debug.Stats \
+                GetConnectionStats s "$owner" 2>&1)
+        fds=$(printf '%s\n' "$stats" | sed -n 's/.*"IncomingFDs" u \([0-9]*\).*/\1/p')
+        info "dbus-daemon's counters of the broker ($owner): $stats"
+        check "dbus-daemon holds fewer than its 64 descriptors of the broker's (${fds:-?})" test "${fds:-64}" -lt 64
+fi
+info "Delivery: $(bus_get Delivery)"
+check "the broker confirms deliveries ($system_bus: $(bus_get Delivery | sed -n 's/.*\("bus-statistics" [01]\).*/\1/p'))" \
+        matches "$(bus_get Delivery)" '"pinned-fds" [0-9]+'
+exec 7>&-
+waitfor 100 not kill -0 $unread_register
+waitfor 100 not kill -0 $unread_list
+check "the unread clients are gone, the broker is still active" systemctl is-active uebrokerd
 
 # 6. its events in ftrace, once enabled there
 check "tracefs has events/user_events/hello_tick" test -e $T/events/user_events/hello_tick/enable

@@ -200,6 +200,57 @@ START_TEST(test_hostile_tail) {
 }
 END_TEST
 
+/* Paddings cost a turn of the budget as records do: a ring of 8-byte
+ * paddings is read no faster than one of records. */
+START_TEST(test_paddings_count_against_budget) {
+        static struct collected got;
+        uint32_t word = 8u | RING_PADDING | RING_COMMITTED;
+
+        for (unsigned i = 0; i < 100; i++)
+                memcpy(data + 8 * i, &word, 4);
+        header.tail = 800;
+        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), 0);
+        ck_assert_uint_eq(reader.head, 80);
+        ck_assert_uint_eq(header.head, 80);
+        ck_assert_int_eq(ring_read(&reader, 1000, scratch, collect, &got), 0);
+        ck_assert_uint_eq(reader.head, 800);
+}
+END_TEST
+
+/* A committed record that runs past the end of the data area (records
+ * never wrap): the reader must not copy past the mapping. */
+START_TEST(test_record_past_the_end) {
+        static struct collected got;
+        struct ring_record rec = { .word = 32u | RING_COMMITTED, .payload_len = 8 };
+
+        reader.head = header.head = DATA_SIZE - 16;
+        header.tail = DATA_SIZE + 16;           /* 32 bytes pending: plausible */
+        memcpy(data + DATA_SIZE - 16, &rec, 16);
+        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_uint_eq(got.n, 0);
+}
+END_TEST
+
+/* payload_len beyond what the record holds: not even by a byte (the rest
+ * would come from the scratch buffer, another session's data). */
+START_TEST(test_payload_len_beyond_the_record) {
+        static const uint32_t claims[] = { 9, 16, 24, 32 };
+
+        for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+                static struct collected got;
+                struct ring_record rec = { .word = 32u | RING_COMMITTED, .payload_len = claims[i] };
+
+                teardown();
+                setup();
+                memset(&got, 0, sizeof(got));
+                memcpy(data, &rec, sizeof(rec));
+                header.tail = 32;
+                ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+                ck_assert_uint_eq(got.n, 0);
+        }
+}
+END_TEST
+
 /* Threads of one process writing at once: each thread's records arrive in
  * its order, and every record was either read or counted as dropped. */
 #define THREADS 4
@@ -276,6 +327,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_wakeup);
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_hostile_tail);
+        tcase_add_test(tc, test_paddings_count_against_budget);
+        tcase_add_test(tc, test_record_past_the_end);
+        tcase_add_test(tc, test_payload_len_beyond_the_record);
         tcase_add_test(tc, test_threads);
         suite_add_tcase(s, tc);
         return s;
