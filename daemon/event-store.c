@@ -14,6 +14,21 @@
 #include "log.h"
 #include "strbuf.h"
 
+/* Lines skipped that are logged one by one; the rest are counted. A file of
+ * junk costs the journal a dozen lines, not a line per line. */
+#define EVENT_STORE_WARNINGS_MAX 10u
+
+struct store_parse {
+        const char *origin;
+        unsigned lineno;
+        unsigned skipped;
+};
+
+/* true while skipped lines are still logged one by one. */
+static bool skip_logged(struct store_parse *p) {
+        return p->skipped++ < EVENT_STORE_WARNINGS_MAX;
+}
+
 /* Bounds the file read back: a full table of the longest commands. */
 #define EVENT_STORE_FILE_MAX ((size_t) STATUS_INDEX_MAX * EVENT_STORE_LINE_MAX)
 
@@ -50,7 +65,7 @@ static bool parse_number(const char *line, size_t n, size_t *i, size_t max, unsi
 }
 
 /* One line without its newline. 1: added; 0: skipped (warned); -ENOMEM. */
-static int parse_line(struct event_registry *reg, const char *line, size_t n, const char *origin, unsigned lineno) {
+static int parse_line(struct event_registry *reg, const char *line, size_t n, struct store_parse *p) {
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct event_error error = { 0 };
         struct broker_event *ev;
@@ -66,7 +81,8 @@ static int parse_line(struct event_registry *reg, const char *line, size_t n, co
                 ok = parse_number(line, n, &i, 4, &index) && index >= 1 && index <= STATUS_INDEX_MAX;
         }
         if (!ok || i >= n || line[i] != ' ') {
-                log_warning("%s:%u: expected 'UID:INDEX COMMAND', skipping the line.", origin, lineno);
+                if (skip_logged(p))
+                        log_warning("%s:%u: expected 'UID:INDEX COMMAND', skipping the line.", p->origin, p->lineno);
                 return 0;
         }
         i++;
@@ -74,14 +90,16 @@ static int parse_line(struct event_registry *reg, const char *line, size_t n, co
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                log_warning("%s:%u: %s, skipping the line.", origin, lineno, error.message);
+                if (skip_logged(p))
+                        log_warning("%s:%u: %s, skipping the line.", p->origin, p->lineno, error.message);
                 return 0;
         }
         r = event_registry_add_at(reg, def, (uid_t) uid, (uint32_t) index, &ev);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                log_warning_errno(r, "%s:%u: cannot restore event %s: %m", origin, lineno, def->name);
+                if (skip_logged(p))
+                        log_warning_errno(r, "%s:%u: cannot restore event %s: %m", p->origin, p->lineno, def->name);
                 return 0;
         }
         def = NULL;     /* the registry's now */
@@ -89,26 +107,38 @@ static int parse_line(struct event_registry *reg, const char *line, size_t n, co
 }
 
 int event_store_parse(struct event_registry *reg, const char *text, size_t size, const char *origin) {
+        struct store_parse p = { .origin = origin };
         const char *line = text, *end = text + size;
-        unsigned lineno = 0;
         int n = 0, r;
 
         while (line < end) {
                 const char *nl = memchr(line, '\n', (size_t) (end - line));
                 size_t len = (size_t) ((nl ?: end) - line);
 
-                lineno++;
-                if (len > EVENT_STORE_LINE_MAX || memchr(line, '\0', len))
-                        log_warning("%s:%u: not a line this broker wrote, skipping it.", origin, lineno);
-                else if (len > 0) {
-                        r = parse_line(reg, line, len, origin, lineno);
+                p.lineno++;
+                if (len > EVENT_STORE_LINE_MAX || memchr(line, '\0', len)) {
+                        if (skip_logged(&p))
+                                log_warning("%s:%u: not a line this broker wrote, skipping it.", origin, p.lineno);
+                } else if (len > 0) {
+                        r = parse_line(reg, line, len, &p);
                         if (r < 0)
                                 return r;
                         n += r;
                 }
                 line += len + (nl ? 1 : 0);
         }
+        if (p.skipped > EVENT_STORE_WARNINGS_MAX)
+                log_warning("%s: %u more lines skipped (%u in all), not logged one by one.", origin,
+                            p.skipped - EVENT_STORE_WARNINGS_MAX, p.skipped);
         return n;
+}
+
+static int fsync_directory(const char *dir) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 || fsync(fd) < 0)
+                return -errno;
+        return 0;
 }
 
 static char *store_path(const char *state_dir, const char *suffix) {
@@ -147,13 +177,21 @@ int event_store_save(struct event_registry *reg, const char *state_dir) {
                 }
                 done += (size_t) k;
         }
+        /* Durable once renamed: the data before the name, the name after
+         * it (on tmpfs, /run, both cost nothing). */
+        if (fsync(fd) < 0) {
+                int r = -errno;
+
+                (void) unlink(tmp);
+                return r;
+        }
         if (rename(tmp, path) < 0) {
                 int r = -errno;
 
                 (void) unlink(tmp);
                 return r;
         }
-        return 0;
+        return fsync_directory(state_dir);
 }
 
 int event_store_load(struct event_registry *reg, const char *state_dir) {

@@ -4,6 +4,7 @@
 #include "check-tap.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -125,6 +126,37 @@ START_TEST(test_nul_and_overlong_lines_are_skipped) {
 }
 END_TEST
 
+/* A file of junk: a bounded number of lines in the log, then a count. */
+START_TEST(test_junk_file_logs_a_bounded_number_of_lines) {
+        size_t n = 100000, size = n * 2;
+        char *text = malloc(size), line[4096];
+        FILE *log;
+        int saved = dup(STDERR_FILENO);
+        unsigned lines = 0;
+
+        ck_assert_ptr_nonnull(text);
+        for (size_t i = 0; i < n; i++) {
+                text[2 * i] = 'j';
+                text[2 * i + 1] = '\n';
+        }
+        log = tmpfile();
+        ck_assert_ptr_nonnull(log);
+        ck_assert_int_ge(saved, 0);
+        ck_assert_int_ge(dup2(fileno(log), STDERR_FILENO), 0);
+        ck_assert_int_eq(event_store_parse(reg, text, size, "junk"), 0);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+        close(saved);
+        rewind(log);
+        while (fgets(line, sizeof(line), log))
+                lines++;
+        fclose(log);
+        free(text);
+        ck_assert_uint_le(lines, 12);
+        ck_assert_uint_ge(lines, 2);
+}
+END_TEST
+
 START_TEST(test_save_load_through_a_directory) {
         char dir[] = "/tmp/test-event-store.XXXXXX", path[64];
         struct stat st;
@@ -162,6 +194,7 @@ static Suite *event_store_suite(void) {
         tcase_add_test(tc, test_restore_keeps_status_indexes);
         tcase_add_test(tc, test_bad_lines_are_skipped);
         tcase_add_test(tc, test_nul_and_overlong_lines_are_skipped);
+        tcase_add_test(tc, test_junk_file_logs_a_bounded_number_of_lines);
         tcase_add_test(tc, test_save_load_through_a_directory);
         suite_add_tcase(s, tc);
         return s;
