@@ -217,6 +217,9 @@ static void window_clear(struct ueb_client *c) {
 void ueb_session_lose(struct ueb_client *c) {
         int old_fd;
 
+        /* The one-load bytes read 0 before any event reads unregistered:
+         * whoever saw ueb_registered() false sees them 0 too. */
+        window_clear(c);
         for (struct ueb_event *e = c->events; e; e = e->next) {
                 if (e->state == UEB_EVENT_REGISTERED)
                         e->state = UEB_EVENT_PENDING;
@@ -233,7 +236,6 @@ void ueb_session_lose(struct ueb_client *c) {
 
         ueb_ring_drop(c);
         safe_close(old_fd);
-        window_clear(c);
         free(c->broker_owner);
         c->broker_owner = NULL;
         /* Try again soon (the rate limit in register_pending applies). */

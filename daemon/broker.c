@@ -208,6 +208,16 @@ static void schedule_save(struct broker *b) {
                 log_warning_errno(r, "Cannot schedule saving the events: %m");
 }
 
+void broker_save_pending(struct broker *b) {
+        int enabled = SD_EVENT_OFF;
+
+        if (!b || !b->save_timer || sd_event_source_get_enabled(b->save_timer, &enabled) < 0 ||
+            enabled == SD_EVENT_OFF)
+                return;
+        (void) sd_event_source_set_enabled(b->save_timer, SD_EVENT_OFF);
+        save_events(b);
+}
+
 /* The signals follow by themselves (the registry's on_change hook). */
 static void events_changed(struct broker *b) {
         schedule_save(b);

@@ -86,6 +86,11 @@ struct broker *broker_free(struct broker *b);
 void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
                         const struct name_reservations *reservations);
 
+/** broker_save_pending() - writes the event store now if a change waits
+ * for its timer: before the bus name goes, so that a broker started as
+ * soon as it is free finds every event and index. NULL-safe. */
+void broker_save_pending(struct broker *b);
+
 /* The configuration file's name, for messages naming a key. */
 const char *broker_config_name(const struct broker *b);
 

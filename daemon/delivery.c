@@ -46,6 +46,8 @@ struct delivery {
         unsigned probes_in_flight;
         unsigned pinned_connections;
         bool use_ping;                                  /* the bus has no statistics for us */
+        bool ping_denied_logged;
+        bool unconfirmable;                             /* neither statistics nor Ping: pin nothing */
         uint64_t sent, held_total, refused, dropped;
 
         sd_event_source *watch;
@@ -54,6 +56,10 @@ struct delivery {
         struct log_ratelimit stall_ratelimit;
         bool stall_logged;
 };
+
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b && strcmp(a, b) == 0;
+}
 
 static uint64_t now_usec(void) {
         struct timespec ts;
@@ -103,6 +109,8 @@ static void watch_arm(struct delivery *d);
 static void pin(struct delivery_ledger *l, struct uid_usage *u, struct delivery_cost cost) {
         struct delivery *d = l->delivery;
 
+        if (d->unconfirmable)
+                return;
         delivery_cost_add(&l->pinned, cost);
         delivery_cost_add(&u->usage.pinned, cost);
         delivery_cost_add(&d->all.pinned, cost);
@@ -291,7 +299,21 @@ static int on_pong(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
                         unpin(l, l->pinned);
                 else if (name && strcmp(name, SD_BUS_ERROR_NO_REPLY) == 0)
                         probe_later(l);         /* it does not read (yet) */
-                else
+                else if (name && strcmp(name, SD_BUS_ERROR_ACCESS_DENIED) == 0 &&
+                         streq_ptr(sd_bus_message_get_sender(reply), "org.freedesktop.DBus")) {
+                        /* The bus's policy stopped the Ping: nothing can be
+                         * confirmed. Counting on would stall honest
+                         * clients; say so once and count no more for it. */
+                        if (!d->ping_denied_logged)
+                                log_warning("The bus's policy refuses the broker's org.freedesktop.DBus.Peer.Ping to "
+                                            "clients (%s): deliveries cannot be confirmed, so replies are not held "
+                                            "back for clients that do not read. Install the project's "
+                                            "org.uebroker1.conf bus policy.", e && e->message ? e->message : name);
+                        d->ping_denied_logged = true;
+                        d->unconfirmable = true;
+                        unpin(l, l->pinned);
+                        l->probed = (struct delivery_cost) {};
+                } else
                         probe_confirmed(l);     /* it read the Ping and answered it */
         } else
                 probe_confirmed(l);

@@ -5,8 +5,9 @@
  * The embedded provider's pieces (see embedded.c for the whole):
  *   embedded.c           the provider, its events and status page, sessions
  *                        and their data sockets (the data path)
- *   embedded-recorder.c  record streams: packing records into messages, and
- *                        holding the data path up while one stalls
+ *   embedded-recorder.c  record streams: packing records into messages; a
+ *                        full stream loses its own records, never holds the
+ *                        data path up
  *   embedded-ring.c      the shared-memory rings (OpenRing): reading them,
  *                        when to wake and when to poll
  */
@@ -42,13 +43,6 @@
  * above SD_EVENT_PRIORITY_IDLE, where polkit.c drops unclaimed answers. */
 #define EMBEDDED_DATA_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 #define EMBEDDED_RECORDERS_MAX 64u
-/* How long the data path waits for a record stream whose socket is full,
- * before that stream loses records instead: a short stall of a consumer
- * makes writers see EAGAIN (counted where they and `uebctl status` see
- * it, and retried by those who care) rather than the broker discarding
- * what it read; a consumer that stopped reading cannot hold the others up
- * longer than this. */
-#define EMBEDDED_STALL_MAX_USEC (200 * 1000ull)
 
 struct provider_event {
         const struct event_def *def;
@@ -68,11 +62,6 @@ struct recorder {
         /* RecordMatching: events added later that match join. */
         char **patterns;
         size_t n_patterns;
-        /* Its socket was full: the data path waits for it (stalled), up
-         * to EMBEDDED_STALL_MAX_USEC; past that it is slow, and loses
-         * records instead until its message went out. */
-        bool stalled, slow;
-        uint64_t stalled_since_usec;
         struct recorder *next, *prev;
 };
 
@@ -87,8 +76,6 @@ struct provider_session {
         char *bus_name;
         uint64_t received;
         uint64_t dropped;
-        bool paused;                    /* reading stopped while a recorder stalls */
-        struct provider_session *paused_next, *paused_prev;
         /* The ring, if the client opened one: our own head and size, the
          * mapping only (its memfd is closed once handed out). */
         struct ring_reader ring;        /* .header NULL: none */
@@ -108,9 +95,6 @@ struct provider {
         struct iovec slot_iov[EMBEDDED_READ_BATCH];
         struct recorder *recorders;
         unsigned n_recorders;
-        unsigned n_stalled;             /* recorders the data path waits for */
-        sd_event_source *stall_timer;
-        struct provider_session *paused;
         uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
         size_t ring_bytes;              /* mapped for rings, every session's */
         sd_event_source *ring_timer;
@@ -170,7 +154,3 @@ void recorder_add(struct recorder *r, const struct ueb_record_header *h, const c
                   const void *payload, size_t payload_len);
 /* Sends what the recorders packed. */
 void recorders_flush(struct provider *p);
-/* A session stops reading while a recorder stalls (p->n_stalled), and
- * goes on when no recorder does. */
-void session_pause(struct provider_session *s);
-void session_unpause(struct provider_session *s);

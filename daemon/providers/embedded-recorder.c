@@ -3,10 +3,10 @@
  * The embedded provider's record streams (Record()): each valid record of
  * the chosen events goes to the recorder's sink (record-sink.h: packed
  * many per message), flushed after every batch the data path read. A
- * consumer whose socket is full holds the data path up for at most
- * EMBEDDED_STALL_MAX_USEC (writers see EAGAIN meanwhile); after that it
- * loses records, counted in its stream and in the provider's counters,
- * until its message went out.
+ * consumer whose socket is full loses the records meant for it, counted in
+ * its stream (a LOST notice where they went missing) and in the
+ * provider's counters, until its message went out. It never holds the
+ * data path up: writers and the other recorders lose nothing for it.
  */
 
 #include <errno.h>
@@ -29,91 +29,6 @@ static void recorder_release(struct recorder *r) {
         free(r->events);
         event_patterns_free(r->patterns, r->n_patterns);
         free(r);
-}
-
-/* Reading the data sockets stops while a recorder stalls: sessions that
- * wake meanwhile switch themselves off here, and go on when it is over. */
-void session_pause(struct provider_session *s) {
-        struct provider *p = s->provider;
-
-        if (s->paused)
-                return;
-        (void) sd_event_source_set_enabled(s->io, SD_EVENT_OFF);
-        s->paused = true;
-        s->paused_prev = NULL;
-        s->paused_next = p->paused;
-        if (p->paused)
-                p->paused->paused_prev = s;
-        p->paused = s;
-}
-
-void session_unpause(struct provider_session *s) {
-        struct provider *p = s->provider;
-
-        if (!s->paused)
-                return;
-        if (s->paused_prev)
-                s->paused_prev->paused_next = s->paused_next;
-        else
-                p->paused = s->paused_next;
-        if (s->paused_next)
-                s->paused_next->paused_prev = s->paused_prev;
-        s->paused = false;
-        (void) sd_event_source_set_enabled(s->io, SD_EVENT_ON);
-        session_ring_poll(s);
-}
-
-static void recorder_stall_end(struct recorder *r, bool slow) {
-        struct provider *p = r->provider;
-
-        if (!r->stalled) {
-                /* A slow recorder that sent its message is read again. */
-                if (!slow)
-                        r->slow = false;
-                return;
-        }
-        r->stalled = false;
-        r->slow = slow;
-        if (--p->n_stalled > 0)
-                return;
-        (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_OFF);
-        while (p->paused)
-                session_unpause(p->paused);
-}
-
-static int stall_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
-        struct provider *p = userdata;
-        uint64_t next = UINT64_MAX;
-
-        for (struct recorder *r = p->recorders; r; r = r->next) {
-                if (!r->stalled)
-                        continue;
-                if (r->stalled_since_usec + EMBEDDED_STALL_MAX_USEC <= usec) {
-                        log_debug("A record stream has not been read for %llu ms; it loses records from now on.",
-                                  (unsigned long long) (EMBEDDED_STALL_MAX_USEC / 1000));
-                        recorder_stall_end(r, true);
-                } else if (r->stalled_since_usec + EMBEDDED_STALL_MAX_USEC < next)
-                        next = r->stalled_since_usec + EMBEDDED_STALL_MAX_USEC;
-        }
-        if (next != UINT64_MAX) {
-                (void) sd_event_source_set_time(source, next);
-                (void) sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
-        }
-        return 0;
-}
-
-static void recorder_stall_begin(struct recorder *r) {
-        struct provider *p = r->provider;
-        uint64_t now;
-
-        if (r->stalled || r->slow || sd_event_now(p->event, CLOCK_MONOTONIC, &now) < 0)
-                return;
-        r->stalled = true;
-        r->stalled_since_usec = now;
-        if (p->n_stalled++ > 0)
-                return;
-        (void) sd_event_source_set_time(p->stall_timer, now + EMBEDDED_STALL_MAX_USEC);
-        (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_ONESHOT);
 }
 
 /* The sink's counts move to the provider's when it goes; what was packed
@@ -149,19 +64,13 @@ static void recorder_free(struct recorder *r) {
                 r->next->prev = r->prev;
         p->n_recorders--;
         recorder_retire_counts(r);
-        recorder_stall_end(r, false);
         recorder_release(r);
 }
 
-/* Sends what @r packed; a consumer without room stalls the data path. */
+/* Sends what @r packed; a consumer without room keeps its message until
+ * EPOLLOUT and loses what does not fit meanwhile. */
 static int recorder_flush(struct recorder *r) {
-        int ret = record_sink_flush(r->sink);
-
-        if (ret == -EAGAIN)
-                recorder_stall_begin(r);
-        else
-                recorder_stall_end(r, false);
-        return ret;
+        return record_sink_flush(r->sink);
 }
 
 void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
@@ -180,11 +89,6 @@ void recorders_flush(struct provider *p) {
 
 static void recorder_gone(void *userdata) {
         recorder_free(userdata);
-}
-
-/* The consumer read again: the message that waited went out. */
-static void recorder_drained(void *userdata) {
-        recorder_stall_end(userdata, false);
 }
 
 static void recorder_releasep(struct recorder **r) {
@@ -275,7 +179,6 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                               &consumer_fd);
         if (ret < 0)
                 return ret;
-        record_sink_on_drained(r->sink, recorder_drained);
 
         for (size_t i = 0; i < r->n_events; i++) {
                 r->events[i]->n_recorders++;
@@ -306,13 +209,6 @@ int embedded_record_matching(struct provider *p, struct provider_event *const *e
 }
 
 int embedded_recording_init(struct provider *p) {
-        int r;
-
-        r = sd_event_add_time(p->event, &p->stall_timer, CLOCK_MONOTONIC, UINT64_MAX, 0, stall_timer_fired, p);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_enabled(p->stall_timer, SD_EVENT_OFF);
-        (void) sd_event_source_set_description(p->stall_timer, "embedded-recorder-stall");
         return 0;
 }
 
@@ -326,5 +222,4 @@ void embedded_recording_done(struct provider *p) {
                 recorder_retire_counts(r);
                 recorder_release(r);
         }
-        p->stall_timer = sd_event_source_disable_unref(p->stall_timer);
 }

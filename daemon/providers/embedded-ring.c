@@ -126,9 +126,6 @@ void session_ring_poll(struct provider_session *s) {
 static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
         struct provider *p = userdata;
 
-        /* A record stream stalls: the data path waits (session_pause). */
-        if (p->n_stalled > 0)
-                goto rearm;
         for (struct provider_session *s = p->ring_busy, *next; s; s = next) {
                 int n;
 
@@ -145,7 +142,6 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                         (void) ring_reader_wait(&s->ring, s->ring.size / 4);
         }
         recorders_flush(p);
-rearm:
         (void) sd_event_source_set_time_relative(source, EMBEDDED_RING_POLL_USEC);
         return 0;
 }

@@ -323,13 +323,7 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
         size_t bytes;
         int n = 0;
 
-        /* A recorder stalls: what we read now could only be lost. */
-        if (p->n_stalled > 0) {
-                session_pause(s);
-                return 0;
-        }
-        for (unsigned left = EMBEDDED_READS_PER_WAKEUP; left > 0 && !eof && p->n_stalled == 0;
-             left -= (unsigned) n) {
+        for (unsigned left = EMBEDDED_READS_PER_WAKEUP; left > 0 && !eof; left -= (unsigned) n) {
                 n = session_receive_batch(s, left < EMBEDDED_READ_BATCH ? left : EMBEDDED_READ_BATCH, shut_down,
                                           &bytes, &eof);
                 if (n == -EAGAIN)
@@ -340,8 +334,7 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
                         break;
                 }
         }
-        if (p->n_stalled == 0)
-                session_ring_read(s, false);
+        session_ring_read(s, false);
         if (eof) {
                 /* The client shut its end down for writing (we hold a copy
                  * of that end, so it was deliberate): nothing more can
@@ -407,7 +400,6 @@ static void session_drain(struct provider_session *s) {
 static void embedded_session_free(struct provider *p, struct provider_session *s) {
         if (!s)
                 return;
-        session_unpause(s);
         s->io = sd_event_source_disable_unref(s->io);
         session_drain(s);
         session_ring_close(s);

@@ -27,6 +27,13 @@ close.
                                                     (tid 1, write time 2^63), paddings (the
                                                     ring filled with 8-byte paddings, then one
                                                     record); reports, holds
+    hostile-client.py ADDRESS slow-recorder EVENT SECONDS
+                                                    records its own EVENT, drains its stream once
+                                                    every 0.21 s and refills it with 45 records
+                                                    of 60 KB; reports what it got
+    hostile-client.py ADDRESS steady-writer EVENT RATE SECONDS
+                                                    writes EVENT at RATE/s (EAGAIN counted as a
+                                                    drop, as libuebroker does); reports
     hostile-client.py ADDRESS fill N                N new events with long definitions on one
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
@@ -297,6 +304,66 @@ def cmd_ring_write(address, event, kind):
     wait_stdin()
 
 
+def cmd_slow_recorder(address, event, seconds):
+    import socket
+    import struct
+    conn = connect(address)
+    data_fd, _, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's', (f'{event} u32 a',),
+                                                    timeout=60)
+    data = socket.socket(fileno=data_fd.take())
+    stream = socket.socket(fileno=conn.call_blocking(BROKER, PATH, INTERFACE, 'Record', 'as', ([event],),
+                                                     timeout=60).take())
+    stream.setblocking(False)
+    record = struct.pack('=I', int(write_index)) + b'r' * 60000
+    got = lost = 0
+    end = time.monotonic() + float(seconds)
+    while time.monotonic() < end:
+        for _ in range(45):
+            try:
+                data.send(record, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                pass
+        time.sleep(0.21)
+        while True:                 # one drain
+            try:
+                message = stream.recv(128 * 1024)
+            except BlockingIOError:
+                break
+            off = 0
+            while off + 48 <= len(message):
+                length, _, flags = struct.unpack_from('=IHH', message, off)
+                if flags & 1:
+                    lost += struct.unpack_from('=Q', message, off + 24)[0]
+                else:
+                    got += 1
+                off += (length + 7) & ~7
+    print(json.dumps({'got': got, 'lost': lost}), end='')
+    wait_stdin()
+
+
+def cmd_steady_writer(address, event, rate, seconds):
+    import socket
+    import struct
+    conn = connect(address)
+    data_fd, _, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's', (f'{event} u32 a',),
+                                                    timeout=60)
+    data = socket.socket(fileno=data_fd.take())
+    interval = 1.0 / float(rate)
+    sent = dropped = 0
+    start = time.monotonic()
+    n = int(float(rate) * float(seconds))
+    for i in range(n):
+        delay = start + i * interval - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        try:
+            data.send(struct.pack('=II', int(write_index), i), socket.MSG_DONTWAIT)
+            sent += 1
+        except BlockingIOError:
+            dropped += 1
+    print(json.dumps({'sent': sent, 'dropped': dropped}), flush=True)
+
+
 def cmd_victim(address, n, prefix):
     """What an honest user sees meanwhile: each Register answered, with
     its two descriptors, and how long each took (seconds)."""
@@ -337,7 +404,8 @@ def main():
                 'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat,
                 'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
                 'unread-introspect': cmd_unread_introspect,
-                'ring-write': cmd_ring_write}
+                'ring-write': cmd_ring_write,
+                'slow-recorder': cmd_slow_recorder, 'steady-writer': cmd_steady_writer}
     commands[command](address, *args)
 
 
