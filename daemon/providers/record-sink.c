@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "cleanup.h"
 #include "fd-util.h"
@@ -19,6 +21,8 @@ struct record_sink {
         uint64_t unreported;            /* lost, not yet told to the consumer */
         uint64_t sent;
         uint64_t lost;
+        uint64_t bytes_sent;            /* until the consumer is seen reading */
+        bool grown;                     /* it reads: the large buffer */
         void (*on_gone)(void *userdata);
         void (*on_drained)(void *userdata);
         void *userdata;
@@ -65,6 +69,17 @@ static int pack_lost_notice(struct record_sink *s) {
         return 0;
 }
 
+/* Once the socket holds less than was ever sent on it, the consumer has
+ * read: it gets the large buffer (one ioctl per message until then). */
+static void sink_grow_if_read(struct record_sink *s) {
+        int queued = 0, sndbuf = RECORD_SINK_SNDBUF;
+
+        if (s->grown || ioctl(s->fd, SIOCOUTQ, &queued) < 0 || (uint64_t) queued >= s->bytes_sent)
+                return;
+        s->grown = true;
+        (void) setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+}
+
 int record_sink_flush(struct record_sink *s) {
         ssize_t n;
 
@@ -82,7 +97,9 @@ int record_sink_flush(struct record_sink *s) {
                 n = -errno;
         } else {
                 s->sent += s->batch_records;
+                s->bytes_sent += (uint64_t) n;
                 n = 0;
+                sink_grow_if_read(s);
         }
         s->batch.len = 0;
         s->batch_records = 0;
@@ -119,7 +136,7 @@ static int sink_io(sd_event_source *source, int fd, uint32_t revents, void *user
 int record_sink_new(sd_event *event, int64_t priority, const char *description,
                     void (*on_gone)(void *userdata), void *userdata, struct record_sink **ret, int *ret_consumer_fd) {
         _cleanup_(record_sink_freep) struct record_sink *s = NULL;
-        int fds[2], sndbuf = RECORD_SINK_SNDBUF, r;
+        int fds[2], sndbuf = RECORD_SINK_SNDBUF_UNREAD, r;
 
         s = calloc(1, sizeof(*s));
         if (!s)

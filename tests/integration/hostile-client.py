@@ -31,9 +31,10 @@ close.
                                                     records its own EVENT, drains its stream once
                                                     every 0.21 s and refills it with 45 records
                                                     of 60 KB; reports what it got
-    hostile-client.py ADDRESS steady-writer EVENT RATE SECONDS
-                                                    writes EVENT at RATE/s (EAGAIN counted as a
-                                                    drop, as libuebroker does); reports
+    hostile-client.py ADDRESS steady-writer EVENT RATE SECONDS [SIZE]
+                                                    writes EVENT at RATE/s, SIZE-byte payloads
+                                                    (EAGAIN counted as a drop, as libuebroker
+                                                    does); reports
     hostile-client.py ADDRESS fill N                N new events with long definitions on one
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
@@ -341,7 +342,7 @@ def cmd_slow_recorder(address, event, seconds):
     wait_stdin()
 
 
-def cmd_steady_writer(address, event, rate, seconds):
+def cmd_steady_writer(address, event, rate, seconds, size=4):
     import socket
     import struct
     conn = connect(address)
@@ -357,7 +358,7 @@ def cmd_steady_writer(address, event, rate, seconds):
         if delay > 0:
             time.sleep(delay)
         try:
-            data.send(struct.pack('=II', int(write_index), i), socket.MSG_DONTWAIT)
+            data.send(struct.pack('=II', int(write_index), i) + b's' * (int(size) - 4), socket.MSG_DONTWAIT)
             sent += 1
         except BlockingIOError:
             dropped += 1

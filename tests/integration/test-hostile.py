@@ -677,6 +677,51 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(len(received), baseline['sent'] + out['sent'])
         self.assertAlive()
 
+    def drain_stream(self, stream):
+        """Records and lost counts now in @stream, without waiting."""
+        import struct
+        got = lost = 0
+        stream.setblocking(False)
+        while True:
+            try:
+                message = stream.recv(128 * 1024)
+            except BlockingIOError:
+                break
+            off = 0
+            while off + 48 <= len(message):
+                length, _, flags = struct.unpack_from('=IHH', message, off)
+                if flags & 1:
+                    lost += struct.unpack_from('=Q', message, off + 24)[0]
+                else:
+                    got += 1
+                off += (length + 7) & ~7
+        return got, lost
+
+    def test_i_unread_streams_hold_little(self):
+        # Issue #18: a stream nobody reads keeps a small send buffer (64
+        # such held 138.7 MB); one whose consumer reads gets the large one.
+        run_as(VICTIM, 'churn', 'buf', 1)
+        stream = self.record_stream('buf_0')
+        try:
+            # 2,000 records of 4 KB, 8 MB: far more than either buffer.
+            out = run_as(VICTIM, 'steady-writer', 'buf_0', 4000, 0.5, 4096, timeout=120)
+            time.sleep(1)
+            got, lost = self.drain_stream(stream)
+            print(f'unread stream: {got} records kept of {out["sent"]}', file=sys.stderr)
+            self.assertLess(got * 4200, 512 * 1024, 'an unread stream held more than 512 KiB')
+            # Read once: the next burst finds the large buffer.
+            run_as(VICTIM, 'steady-writer', 'buf_0', 4000, 0.05, 4096, timeout=120)
+            time.sleep(0.5)
+            self.drain_stream(stream)
+            out = run_as(VICTIM, 'steady-writer', 'buf_0', 4000, 0.5, 4096, timeout=120)
+            time.sleep(1)
+            got, lost = self.drain_stream(stream)
+            print(f'read stream: {got} records kept, {lost} lost of {out["sent"]}', file=sys.stderr)
+            self.assertGreater(got * 4200, 600 * 1024, 'a stream that is read has the large buffer')
+        finally:
+            stream.close()
+        self.assertAlive()
+
 
 def main():
     global ARGS, TMP
