@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What a client that never reads its replies costs everyone else (issue
-#17): root's GetStatus and another uid's Register (polkit answering, both
+#17), and a recorder that reads slowly (issue #18): root's GetStatus and another uid's Register (polkit answering, both
 descriptors received), p50 and p99 in ms, with no attack and under each
 attack of tests/integration/test-hostile.py, in one run:
 
@@ -60,6 +60,54 @@ def measure(h, samples, tag):
     return status, register
 
 
+def slow_recorder(h):
+    """(sent, dropped, received by root) of a steady writer of another uid,
+    alone and beside the slow recorder of hostile test_h."""
+    import socket
+    import struct
+    import threading
+    h.run_as(h.VICTIM, 'churn', 'bench_steady', 1)
+    conn = dbus.bus.BusConnection(h.ARGS.address)
+    fd = conn.call_blocking(h.BROKER, h.PATH, h.INTERFACE, 'Record', 'as', (['bench_steady_0'],), timeout=30)
+    conn.close()
+    stream = socket.socket(fileno=fd.take())
+    counted = [0]
+
+    def read():
+        stream.settimeout(5)
+        try:
+            while True:
+                message = stream.recv(128 * 1024)
+                if not message:
+                    return
+                off = 0
+                while off + 48 <= len(message):
+                    length, _, flags = struct.unpack_from('=IHH', message, off)
+                    if not flags & 1:
+                        counted[0] += 1
+                    off += (length + 7) & ~7
+        except OSError:
+            return
+    reader = threading.Thread(target=read)
+    reader.start()
+    rows = {}
+    out = h.run_as(h.VICTIM, 'steady-writer', 'bench_steady_0', 10000, 3, timeout=120)
+    time.sleep(0.5)
+    rows['alone'] = (out['sent'], out['dropped'], counted[0])
+    before = counted[0]
+    attacker = h.Holder(h.ATTACKER, 'slow-recorder', 'bench_slow', 6)
+    try:
+        time.sleep(1)
+        out = h.run_as(h.VICTIM, 'steady-writer', 'bench_steady_0', 10000, 3, timeout=120)
+        attacker.result()
+    finally:
+        attacker.close()
+    reader.join(timeout=30)
+    stream.close()
+    rows['beside the slow one'] = (out['sent'], out['dropped'], counted[0] - before)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--broker', required=True)
@@ -88,7 +136,8 @@ def main():
     try:
         h.ARGS.address = bus.stdout.readline().strip()
         polkit = subprocess.Popen(['/usr/bin/python3', os.path.join(h.TMP, 'polkit-standin.py'), h.ARGS.address,
-                                   'org.uebroker1.register', str(h.STALLED), os.path.join(h.TMP, 'polkit.log')],
+                                   'org.uebroker1.register,org.uebroker1.record', str(h.STALLED),
+                                   os.path.join(h.TMP, 'polkit.log')],
                                   stdout=subprocess.PIPE, text=True)
         if polkit.stdout.readline().strip() != 'ready':
             raise RuntimeError('the polkit stand-in did not start')
@@ -118,6 +167,12 @@ def main():
                   f'{percentile(status, 99) / percentile(base[0], 99):10.2f} '
                   f'{percentile(register, 50):13.3f} {percentile(register, 99):9.3f} '
                   f'{percentile(register, 99) / percentile(base[1], 99):10.2f}')
+        print()
+        print('an uninvolved writer (10,000 records/s, 3 s, recorded by root reading promptly), alone and beside')
+        print('a recorder that drains its own stream once every 0.21 s and refills it with 60 KB records')
+        print(f'{"":<22} {"sent":>8} {"dropped":>8} {"received":>9}')
+        for tag, row in slow_recorder(h).items():
+            print(f'{tag:<22} {row[0]:8d} {row[1]:8d} {row[2]:9d}')
         conn = dbus.bus.BusConnection(h.ARGS.address)
         delivery = conn.call_blocking(h.BROKER, h.PATH, 'org.freedesktop.DBus.Properties', 'Get', 'ss',
                                       (h.INTERFACE, 'Delivery'), timeout=25)

@@ -27,6 +27,7 @@ import time
 import unittest
 
 import dbus
+import dbus.lowlevel
 
 from uebtest import wait_for
 
@@ -48,6 +49,7 @@ DAEMON_UID = 1                          # Debian's "daemon" user, primary group 
 
 ARGS = None
 TMP = None
+BUS_PID = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
@@ -670,9 +672,13 @@ class HostileTest(unittest.TestCase):
         print(f'slow recorder: {attack}; writer alone {baseline}, beside it {out}; root received '
               f'{len(received) - lost_notices} ({lost_notices} lost notices)', file=sys.stderr)
         # The writer loses nothing more for the slow recorder (the old
-        # broker paused every data socket 200 ms of each 210: 7% lost at
-        # 10,000/s), and root's prompt recorder gets all it wrote.
-        self.assertLessEqual(out['dropped'], baseline['dropped'] + out['sent'] // 100, (baseline, out))
+        # broker paused every data socket 200 ms of each 210: 7-12% lost
+        # at 10,000/s), and root's prompt recorder gets all it wrote. Under
+        # valgrind the broker itself cannot read 10,000/s (half is lost
+        # alone) and the slow recorder's 13 MB/s of its own records costs
+        # it CPU: the comparison is made at native speed only.
+        if not os.environ.get('UEBROKERD_WRAPPER'):
+            self.assertLessEqual(out['dropped'], baseline['dropped'] + out['sent'] // 100, (baseline, out))
         self.assertEqual(lost_notices, 0)
         self.assertEqual(len(received), baseline['sent'] + out['sent'])
         self.assertAlive()
@@ -722,6 +728,47 @@ class HostileTest(unittest.TestCase):
             stream.close()
         self.assertAlive()
 
+    def test_j_a_stalled_bus_is_reported(self):
+        # Issue #17: when the bus takes none of what the broker queued
+        # for 5 s, the log says so, with who holds undelivered replies,
+        # and says when it moves again. The bus is stopped (SIGSTOP) while
+        # the broker answers root's large ListEvents.
+        self.restart(config='unread.conf')
+        fill = Holder(ATTACKER, 'fill', 500)
+        try:
+            self.assertEqual(fill.result()['ok'], 500)
+            conn = dbus.bus.BusConnection(ARGS.address)
+            try:
+                # Identified first: answering then needs nothing of the bus.
+                conn.call_blocking(BROKER, PATH, INTERFACE, 'GetStatus', '', (), timeout=30)
+                # The calls reach the broker's socket while it is stopped;
+                # it answers them once the bus is.
+                os.kill(self.broker.proc.pid, signal.SIGSTOP)
+                # 100 of about 260 KB: more than the 16 MB the kernel takes
+                # into the broker's socket (sd-bus asks for 8 MiB).
+                for _ in range(100):
+                    conn.send_message(dbus.lowlevel.MethodCallMessage(BROKER, PATH, INTERFACE, 'ListEvents'))
+                conn.flush()
+                time.sleep(0.5)
+                os.kill(BUS_PID, signal.SIGSTOP)
+                os.kill(self.broker.proc.pid, signal.SIGCONT)
+                try:
+                    stalled = wait_for(lambda: "The bus has taken none of the broker's" in
+                                       self.broker.log_text(tail=None), 20)
+                finally:
+                    os.kill(BUS_PID, signal.SIGCONT)
+                log = self.broker.log_text(tail=None)
+                self.assertTrue(stalled, 'no stall reported: ' + log[-2000:])
+                self.assertRegex(log, r"queued messages for [0-9]+ s\. Replies not yet delivered: [0-9]+ fds, "
+                                      r"[0-9]+ bytes on [0-9]+ connections")
+                self.assertTrue(wait_for(lambda: 'The bus takes the broker\'s messages again' in
+                                         self.broker.log_text(tail=None), 30), self.broker.log_text()[-2000:])
+            finally:
+                conn.close()
+        finally:
+            fill.close()
+        self.assertAlive()
+
 
 def main():
     global ARGS, TMP
@@ -751,6 +798,8 @@ def main():
         f.write(UNREAD_CONFIG)
     bus = subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(TMP, 'bus.conf'), '--nofork',
                             '--print-address'], stdout=subprocess.PIPE, text=True)
+    global BUS_PID
+    BUS_PID = bus.pid
     polkit = None
     try:
         ARGS.address = bus.stdout.readline().strip()
