@@ -105,6 +105,9 @@ struct provider {
         uint64_t recorded;              /* by recorders already gone; */
         uint64_t lost;                  /* the others' sinks count theirs */
         struct log_ratelimit drop_ratelimit;
+        /* Rings given up: a client can cause one per connection, as often
+         * as it connects (issue #18). */
+        struct log_ratelimit ring_ratelimit;
 };
 
 /* embedded.c */

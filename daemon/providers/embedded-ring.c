@@ -84,8 +84,12 @@ static int ring_read_some(struct provider_session *s, unsigned budget) {
         n = ring_read(&s->ring, budget, p->ring_scratch, on_ring_record, &b);
         p->writer_dropped += ring_take_dropped(&s->ring);
         if (n == -EBADMSG) {
-                log_warning("The ring of %s (pid %d) holds what no writer writes; no longer reading it (its "
-                            "records are lost, no one else's).", s->bus_name, (int) s->pid);
+                unsigned suppressed = 0;
+
+                if (log_ratelimit_ok(&p->ring_ratelimit, &suppressed))
+                        log_warning("The ring of %s (pid %d, uid %u) holds what no writer writes; no longer reading "
+                                    "it (its records are lost, no one else's).%s", s->bus_name, (int) s->pid,
+                                    (unsigned) s->uid, suppressed ? " (More such rings were not logged.)" : "");
                 ring_set_busy(s, false);
         }
         return n;

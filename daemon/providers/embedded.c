@@ -83,6 +83,7 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         p->event = sd_event_ref(event);
         p->page_fd = p->page_ro_fd = -EBADF;
         p->drop_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(10 * 1000000ull, 10);
+        p->ring_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5 * 1000000ull, 10);
 
         page = mmap(NULL, (size_t) EMBEDDED_READ_BATCH * EMBEDDED_SLOT_SIZE, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

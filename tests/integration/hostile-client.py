@@ -27,6 +27,8 @@ close.
                                                     (tid 1, write time 2^63), paddings (the
                                                     ring filled with 8-byte paddings, then one
                                                     record); reports, holds
+    hostile-client.py ADDRESS ring-corrupt EVENT N  N times: connect, open a ring, write an
+                                                    impossible record, ring, disconnect
     hostile-client.py ADDRESS slow-recorder EVENT SECONDS
                                                     records its own EVENT, drains its stream once
                                                     every 0.21 s and refills it with 45 records
@@ -305,6 +307,29 @@ def cmd_ring_write(address, event, kind):
     wait_stdin()
 
 
+def cmd_ring_corrupt(address, event, n):
+    import mmap
+    import struct
+    for _ in range(int(n)):
+        conn = connect(address)
+        data_fd, status_fd, _, _ = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's', (f'{event} u32 a',),
+                                                      timeout=60)
+        ring_fd, size = conn.call_blocking(BROKER, PATH, INTERFACE, 'OpenRing', 'u', (1 << 13,), timeout=60)
+        ring_fd = ring_fd.take()
+        ring = mmap.mmap(ring_fd, RING_HEADER_SIZE + int(size))
+        ring[RING_HEADER_SIZE:RING_HEADER_SIZE + 4] = struct.pack('=I', 12 | RING_COMMITTED)  # shorter than a record
+        ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', 32)
+        data_fd = data_fd.take()
+        os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+        # Answered in order: once this returns, the doorbell was read.
+        conn.call_blocking(BROKER, PATH, INTERFACE, 'GetStatus', '', (), timeout=60)
+        ring.close()
+        for fd in (ring_fd, data_fd, status_fd.take()):
+            os.close(fd)
+        conn.close()
+    print(json.dumps({'corrupted': int(n)}), flush=True)
+
+
 def cmd_slow_recorder(address, event, seconds):
     import socket
     import struct
@@ -406,7 +431,7 @@ def main():
                 'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
-                'slow-recorder': cmd_slow_recorder, 'steady-writer': cmd_steady_writer}
+                'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'steady-writer': cmd_steady_writer}
     commands[command](address, *args)
 
 

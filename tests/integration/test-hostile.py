@@ -769,6 +769,35 @@ class HostileTest(unittest.TestCase):
             fill.close()
         self.assertAlive()
 
+    def test_k_ring_corruption_logs_are_rate_limited(self):
+        # Issue #18: connect, corrupt the ring, disconnect, 100 times: a
+        # warning each time was 4,320 lines in 10 s from one process.
+        self.restart(config='unread.conf')
+        self.assertEqual(run_as(ATTACKER, 'ring-corrupt', 'corrupt_ev', 100, timeout=300), {'corrupted': 100})
+        lines = [l for l in self.broker.log_text(tail=None).splitlines() if 'holds what no writer writes' in l]
+        print(f'ring corruption: {len(lines)} of 100 logged', file=sys.stderr)
+        self.assertGreaterEqual(len(lines), 1)
+        self.assertLessEqual(len(lines), 25)
+        self.assertAlive()
+
+    def test_l_a_closed_recorder_counts_what_it_never_sent(self):
+        # Issue #18: records packed for a recorder but not yet sent when
+        # it closes are lost, and counted: every record received for the
+        # event is recorded or lost.
+        run_as(VICTIM, 'churn', 'unsent', 1)
+        before = self.counters()
+        stream = self.record_stream('unsent_0')
+        out = run_as(VICTIM, 'steady-writer', 'unsent_0', 4000, 0.5, 4096, timeout=120)
+        time.sleep(1)               # the broker read it all; its message waits for room
+        stream.close()
+        self.assertTrue(wait_for(lambda: self.counters()['received'] - before['received'] == out['sent'], 10))
+        time.sleep(1)
+        after = self.counters()
+        delta = {k: after[k] - before[k] for k in after}
+        print(f'closed recorder: {delta} for {out["sent"]} sent', file=sys.stderr)
+        self.assertEqual(delta['recorded'] + delta['lost'], delta['received'], delta)
+        self.assertAlive()
+
 
 def main():
     global ARGS, TMP
