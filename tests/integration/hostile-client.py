@@ -29,6 +29,9 @@ close.
                                                     record); reports, holds
     hostile-client.py ADDRESS ring-corrupt EVENT N  N times: connect, open a ring, write an
                                                     impossible record, ring, disconnect
+    hostile-client.py ADDRESS call METHOD SIGNATURE JSON-ARGS
+                                                    one call on a new connection; reports its
+                                                    error name or "ok"
     hostile-client.py ADDRESS slow-recorder EVENT SECONDS
                                                     records its own EVENT, drains its stream once
                                                     every 0.21 s and refills it with 45 records
@@ -330,6 +333,15 @@ def cmd_ring_corrupt(address, event, n):
     print(json.dumps({'corrupted': int(n)}), flush=True)
 
 
+def cmd_call(address, method, signature, args):
+    conn = connect(address)
+    try:
+        conn.call_blocking(BROKER, PATH, INTERFACE, method, signature, tuple(json.loads(args)), timeout=60)
+        print(json.dumps({'result': 'ok'}), flush=True)
+    except dbus.exceptions.DBusException as e:
+        print(json.dumps({'result': e.get_dbus_name()}), flush=True)
+
+
 def cmd_slow_recorder(address, event, seconds):
     import socket
     import struct
@@ -431,7 +443,7 @@ def main():
                 'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
-                'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'steady-writer': cmd_steady_writer}
+                'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer}
     commands[command](address, *args)
 
 

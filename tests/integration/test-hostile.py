@@ -798,6 +798,30 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(delta['recorded'] + delta['lost'], delta['received'], delta)
         self.assertAlive()
 
+    def test_m_each_method_asks_polkit_its_own_action(self):
+        # Issue #19: which action a real call asks for, method by method,
+        # as an unprivileged uid against the stand-in (which logs each
+        # question and allows register and record only).
+        caller = USERS[7]
+        run_as(OWNER, 'churn', 'theirs', 1)         # an event of another uid, unused
+        cases = [
+            ('Register', 's', ['mine_ev u32 a'], 'org.uebroker1.register', 'ok'),
+            ('Register', 's', ['theirs_0 u32 a'], 'org.uebroker1.register-foreign', ACCESS_DENIED),
+            ('Delete', 'sb', ['theirs_0', False], 'org.uebroker1.delete', ACCESS_DENIED),
+            ('Record', 'as', [['theirs_0']], 'org.uebroker1.record', 'ok'),
+            ('RecordMatching', 'as', [['theirs_*']], 'org.uebroker1.record', 'ok'),
+        ]
+        log = os.path.join(TMP, 'polkit.log')
+        for method, signature, args, action, result in cases:
+            with open(log) as f:
+                seen = len(f.readlines())
+            out = run_as(caller, 'call', method, signature, json.dumps(args))
+            with open(log) as f:
+                asked = [line.rstrip('\n') for line in f.readlines()[seen:]]
+            self.assertEqual(asked, [f'{caller} {action}'], f'{method}{args}')
+            self.assertEqual(out['result'], result, f'{method}{args}: {out}')
+        self.assertAlive()
+
 
 def main():
     global ARGS, TMP
