@@ -16,6 +16,7 @@
 #include "bus-caller.h"
 #include "bus-departures.h"
 #include "cleanup.h"
+#include "broker-config.h"
 #include "config.h"
 #include "delivery.h"
 #include "event-pattern.h"

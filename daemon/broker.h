@@ -15,7 +15,7 @@
 /* The bus name, path, interface and error names: one definition for the
  * daemon and its clients. */
 #include "broker-bus.h"
-#include "config.h"
+#include "broker-config.h"
 #include "event-registry.h"
 #include "log.h"
 #include "name-reservation.h"

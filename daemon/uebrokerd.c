@@ -20,6 +20,7 @@
 #include "bus-util.h"
 #include "broker.h"
 #include "cleanup.h"
+#include "broker-config.h"
 #include "config.h"
 #include "log.h"
 
@@ -180,7 +181,7 @@ static int write_introspection(const char *path) {
 }
 
 /* The drop-in directories: FILE.d for --config=FILE, else systemd's search
- * path (config.h). */
+ * path (broker-config.h). */
 static const char *const *config_dropin_dirs(const struct options *o) {
         return o->config_path ? NULL : broker_config_default_dropin_dirs;
 }

@@ -677,8 +677,10 @@ class HostileTest(unittest.TestCase):
         # valgrind the broker itself cannot read 10,000/s (half is lost
         # alone) and the slow recorder's 13 MB/s of its own records costs
         # it CPU: the comparison is made at native speed only.
+        # 5% of slack for a loaded machine (the recorder's own 13 MB/s
+        # costs the broker CPU); the old pauses cost 12%.
         if not os.environ.get('UEBROKERD_WRAPPER'):
-            self.assertLessEqual(out['dropped'], baseline['dropped'] + out['sent'] // 100, (baseline, out))
+            self.assertLessEqual(out['dropped'], baseline['dropped'] + out['sent'] // 20, (baseline, out))
         self.assertEqual(lost_notices, 0)
         self.assertEqual(len(received), baseline['sent'] + out['sent'])
         self.assertAlive()

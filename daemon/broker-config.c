@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "config.h"
+#include "broker-config.h"
 #include "dropin-order.h"
 #include "event-def.h"
 #include "fd-util.h"
