@@ -139,8 +139,7 @@ static struct ueb_client *client_new(void) {
                 pthread_cond_destroy(&c->changed);
                 return NULL;
         }
-        result = c;
-        c = NULL;
+        result = TAKE_PTR(c);
         return result;
 }
 
@@ -220,8 +219,7 @@ UEB_EXPORT int ueb_open_bus(struct ueb_client **ret, enum ueb_bus bus, const cha
                               UEB_OPEN_WAIT_MAX_MSEC);
         pthread_mutex_unlock(&c->lock);
 
-        *ret = c;
-        c = NULL;
+        *ret = TAKE_PTR(c);
         return r;
 }
 
@@ -303,8 +301,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
                 goto out;
         }
         /* Kept for typed writes: the layout comes from it. */
-        e->def = def;
-        def = NULL;
+        e->def = TAKE_PTR(def);
         e->client = c;
         e->head.status = &ueb_zero_status;
         e->state = UEB_EVENT_PENDING;

@@ -539,8 +539,7 @@ static int read_config_file(struct parser *p, char **ret_text, size_t *ret_size)
                         return fail(p, -EFBIG, &sb);
                 }
         }
-        *ret_text = text;
-        text = NULL;
+        *ret_text = TAKE_PTR(text);
         *ret_size = size;
         return 0;
 }

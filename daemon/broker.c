@@ -1139,8 +1139,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         if (r < 0)
                 return log_error_errno(r, "Cannot add the bus filter: %m");
 
-        *ret = b;
-        b = NULL;
+        *ret = TAKE_PTR(b);
         return 0;
 }
 

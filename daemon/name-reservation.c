@@ -149,8 +149,7 @@ int user_groups(uid_t uid, gid_t **ret, size_t *ret_n) {
                 if ((unsigned) n > USER_GROUPS_MAX)
                         return -E2BIG;
         }
-        *ret = groups;
-        groups = NULL;
+        *ret = TAKE_PTR(groups);
         *ret_n = (size_t) n;
         return 0;
 }

@@ -279,8 +279,7 @@ static int connect_bus(const struct options *o, sd_bus **ret) {
         if (sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD) <= 0)
                 return log_error_errno(-EOPNOTSUPP, "The bus connection cannot carry file descriptors.");
 
-        *ret = bus;
-        bus = NULL;
+        *ret = TAKE_PTR(bus);
         return 0;
 }
 

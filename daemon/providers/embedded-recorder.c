@@ -190,9 +190,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
         p->recorders = r;
         p->n_recorders++;
         r = NULL;
-        ret = consumer_fd;
-        consumer_fd = -EBADF;
-        return ret;
+        return TAKE_FD(consumer_fd);
 }
 
 int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {

@@ -183,9 +183,7 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         s->ring_map_size = RING_HEADER_SIZE + size;
         p->ring_bytes += s->ring_map_size;
         *ret_size = size;
-        r = fd;
-        fd = -EBADF;
-        return r;
+        return TAKE_FD(fd);
 }
 
 void session_ring_close(struct provider_session *s) {

@@ -128,8 +128,7 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
                         return p->page_ro_fd;
         }
 
-        *ret = p;
-        p = NULL;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 
@@ -454,8 +453,7 @@ static int embedded_session_new(struct provider *p, const struct provider_peer *
         (void) sd_event_source_set_description(s->io, "embedded-data");
         (void) sd_event_source_set_priority(s->io, EMBEDDED_DATA_PRIORITY);
 
-        *ret = s;
-        s = NULL;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 

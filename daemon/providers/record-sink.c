@@ -92,9 +92,12 @@ int record_sink_flush(struct record_sink *s) {
                 return -EAGAIN;
         }
         if (n < 0) {
-                /* Gone: EPOLLHUP tells the owner. */
-                s->lost += s->batch_records;
+                /* Gone: EPOLLHUP tells the owner. Records for a consumer
+                 * that closed its end are nobody's loss (the broker learns
+                 * of the close a moment later than it happened). */
                 n = -errno;
+                if (n != -EPIPE && n != -ECONNRESET && n != -ECONNREFUSED)
+                        s->lost += s->batch_records;
         } else {
                 s->sent += s->batch_records;
                 s->bytes_sent += (uint64_t) n;
@@ -170,8 +173,7 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
         (void) sd_event_source_set_description(s->io, description);
         (void) sd_event_source_set_priority(s->io, priority);
 
-        *ret = s;
-        s = NULL;
+        *ret = TAKE_PTR(s);
         *ret_consumer_fd = fds[1];
         return 0;
 }

@@ -421,10 +421,8 @@ static int tracefs_recorder_new(sd_event *event, int64_t priority, const char *d
         if (k < 0)
                 return k;
 
-        *ret = r;
-        r = NULL;
-        *ret_consumer_fd = consumer_fd;
-        consumer_fd = -EBADF;
+        *ret = TAKE_PTR(r);
+        *ret_consumer_fd = TAKE_FD(consumer_fd);
         return 0;
 }
 

@@ -137,8 +137,7 @@ static int probe_tracefs(const struct provider_settings *settings, char **ret_tr
                         *ret_reason = NULL;
                 return 0;
         }
-        *ret_tracefs = tracefs;
-        tracefs = NULL;
+        *ret_tracefs = TAKE_PTR(tracefs);
         return 1;
 }
 
@@ -197,8 +196,7 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
                 return r;
 
         log_info("Upstream provider: user_events in %s.", p->tracefs);
-        *ret = p;
-        p = NULL;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 
@@ -229,8 +227,7 @@ static int upstream_event_add(struct provider *p, const struct event_def *def, u
                 .name = def->name,
                 .reg_string = ev->reg_string,
         });
-        *ret = ev;
-        ev = NULL;
+        *ret = TAKE_PTR(ev);
         return 0;
 }
 
@@ -472,8 +469,7 @@ static int upstream_session_new(struct provider *p, const struct provider_peer *
         if (s->next)
                 s->next->prev = s;
         p->sessions = s;
-        *ret = s;
-        s = NULL;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 

@@ -106,8 +106,7 @@ static int probe_tracefs(const struct provider_settings *settings, char **ret_tr
                         *ret_reason = NULL;
                 return 0;
         }
-        *ret_tracefs = tracefs;
-        tracefs = NULL;
+        *ret_tracefs = TAKE_PTR(tracefs);
         return 1;
 }
 
@@ -173,8 +172,7 @@ static int v1_new(sd_event *event, const struct provider_settings *settings, str
                 return r;
 
         log_info("v1 provider: the original user_events interface in %s.", p->tracefs);
-        *ret = p;
-        p = NULL;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 
@@ -231,8 +229,7 @@ static int v1_event_add(struct provider *p, const struct event_def *def, uint32_
         }
         *io_status_index = ev->status_index;
         tracefs_recordings_follow(&p->recordings, &(struct tracefs_record_event) { .name = def->name });
-        *ret = ev;
-        ev = NULL;
+        *ret = TAKE_PTR(ev);
         return 0;
 }
 

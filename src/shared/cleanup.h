@@ -5,6 +5,7 @@
  *     _cleanup_free_ char *text = strdup(...);
  *     _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;  */
 
+#include <errno.h>
 #include <stdlib.h>
 
 static inline void freep(void *p) {
@@ -13,3 +14,18 @@ static inline void freep(void *p) {
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ __attribute__((cleanup(freep)))
+
+/* Moves ownership out of a variable whose cleanup would release it:
+ *     *ret = TAKE_PTR(b);         return TAKE_FD(fd);  */
+#define TAKE_PTR(p)                                     \
+        ({                                              \
+                __typeof__(p) _taken = (p);             \
+                (p) = NULL;                             \
+                _taken;                                 \
+        })
+#define TAKE_FD(fd)                                     \
+        ({                                              \
+                int _taken_fd = (fd);                   \
+                (fd) = -EBADF;                          \
+                _taken_fd;                              \
+        })

@@ -335,8 +335,7 @@ static int encode_values_alloc(const struct event_def *ev, const struct ueb_valu
                         payload[at++] = '\0';
         }
 
-        *ret = payload;
-        payload = NULL;
+        *ret = TAKE_PTR(payload);
         *ret_len = len;
         return 0;
 }
