@@ -45,9 +45,7 @@ struct delivery {
         struct delivery_ledger *probe_queue_tail;
         unsigned probes_in_flight;
         unsigned pinned_connections;
-        bool use_ping;                                  /* the bus has no statistics for us */
-        bool ping_denied_logged;
-        bool unconfirmable;                             /* neither statistics nor Ping: pin nothing */
+        bool unconfirmable;                             /* no statistics for us: pin nothing */
         uint64_t sent, held_total, refused, dropped;
 
         sd_event_source *watch;
@@ -56,10 +54,6 @@ struct delivery {
         struct log_ratelimit stall_ratelimit;
         bool stall_logged;
 };
-
-static bool streq_ptr(const char *a, const char *b) {
-        return a && b && strcmp(a, b) == 0;
-}
 
 static uint64_t now_usec(void) {
         struct timespec ts;
@@ -246,6 +240,27 @@ static bool error_means_gone(const char *name) {
                         strcmp(name, SD_BUS_ERROR_DISCONNECTED) == 0);
 }
 
+/* The bus cannot tell us what it holds for a client (no statistics, or
+ * not for us): from now on nothing is pinned. A bus without them that
+ * charges undelivered messages to their sender would be unprotected; the
+ * one in the field, dbus-broker, accounts per user and drops a reply its
+ * receiver has no room for instead of stalling the sender. Guessing
+ * instead (a client's answer to a Ping) would hold back every reply for
+ * clients that simply do not dispatch, and with them everyone's. */
+static void give_up_confirming(struct delivery *d, struct delivery_ledger *l, const char *why, const char *detail) {
+        if (!d->unconfirmable)
+                log_info("The bus gives no connection statistics to the broker (%s%s%s): replies to clients that do not "
+                         "read are not held back (a bus that accounts per user, as dbus-broker does, drops them "
+                         "itself).", why, *detail ? ": " : "", detail);
+        d->unconfirmable = true;
+        unpin(l, l->pinned);
+        l->probed = (struct delivery_cost) {};
+        /* The others go with their own answers. */
+        LIST_FOREACH_SAFE(pinned_list, o, next, d->pinned)
+                if (!o->probe)
+                        unpin(o, o->pinned);
+}
+
 static int on_stats(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         struct delivery_ledger *l = userdata;
         struct delivery *d = l->delivery;
@@ -260,23 +275,11 @@ static int on_stats(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
                         unpin(l, l->pinned);    /* the bus dropped what it held for it */
                 else if (name && strcmp(name, SD_BUS_ERROR_NO_REPLY) == 0)
                         probe_later(l);
-                else {
-                        /* No statistics here, or not for us: the client's
-                         * own answers from now on. */
-                        if (!d->use_ping)
-                                log_info("The bus gives no connection statistics (%s: %s); confirming deliveries "
-                                         "with org.freedesktop.DBus.Peer.Ping instead.", name ?: "error",
-                                         e && e->message ? e->message : "");
-                        d->use_ping = true;
-                        probe_start(l);
-                }
-        } else if (read_outgoing(reply, &bytes, &fds) < 0) {
-                if (!d->use_ping)
-                        log_info("The bus's connection statistics have no OutgoingBytes and OutgoingFDs; "
-                                 "confirming deliveries with org.freedesktop.DBus.Peer.Ping instead.");
-                d->use_ping = true;
-                probe_start(l);
-        } else if (bytes == 0 && fds == 0)
+                else
+                        give_up_confirming(d, l, name ?: "error", e && e->message ? e->message : "");
+        } else if (read_outgoing(reply, &bytes, &fds) < 0)
+                give_up_confirming(d, l, "no OutgoingBytes and OutgoingFDs", "");
+        else if (bytes == 0 && fds == 0)
                 probe_confirmed(l);
         else
                 probe_later(l);
@@ -286,52 +289,12 @@ static int on_stats(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
         return 0;
 }
 
-static int on_pong(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct delivery_ledger *l = userdata;
-        struct delivery *d = l->delivery;
-
-        probe_finished(l);
-        if (sd_bus_message_is_method_error(reply, NULL)) {
-                const sd_bus_error *e = sd_bus_message_get_error(reply);
-                const char *name = e ? e->name : NULL;
-
-                if (error_means_gone(name))
-                        unpin(l, l->pinned);
-                else if (name && strcmp(name, SD_BUS_ERROR_NO_REPLY) == 0)
-                        probe_later(l);         /* it does not read (yet) */
-                else if (name && strcmp(name, SD_BUS_ERROR_ACCESS_DENIED) == 0 &&
-                         streq_ptr(sd_bus_message_get_sender(reply), "org.freedesktop.DBus")) {
-                        /* The bus's policy stopped the Ping: nothing can be
-                         * confirmed. Counting on would stall honest
-                         * clients; say so once and count no more for it. */
-                        if (!d->ping_denied_logged)
-                                log_warning("The bus's policy refuses the broker's org.freedesktop.DBus.Peer.Ping to "
-                                            "clients (%s): deliveries cannot be confirmed, so replies are not held "
-                                            "back for clients that do not read. Install the project's "
-                                            "org.uebroker1.conf bus policy.", e && e->message ? e->message : name);
-                        d->ping_denied_logged = true;
-                        d->unconfirmable = true;
-                        unpin(l, l->pinned);
-                        l->probed = (struct delivery_cost) {};
-                } else
-                        probe_confirmed(l);     /* it read the Ping and answered it */
-        } else
-                probe_confirmed(l);
-
-        start_queued_probes(d);
-        flush_held(d);
-        return 0;
-}
-
 static int send_probe(struct delivery_ledger *l) {
         struct delivery *d = l->delivery;
 
-        if (!d->use_ping)
-                return sd_bus_call_method_async(d->bus, &l->probe, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                                "org.freedesktop.DBus.Debug.Stats", "GetConnectionStats", on_stats, l,
-                                                "s", l->bus_name);
-        return sd_bus_call_method_async(d->bus, &l->probe, l->bus_name, "/", "org.freedesktop.DBus.Peer", "Ping",
-                                        on_pong, l, NULL);
+        return sd_bus_call_method_async(d->bus, &l->probe, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus.Debug.Stats", "GetConnectionStats", on_stats, l, "s",
+                                        l->bus_name);
 }
 
 /* Asks the bus whether what @l has pinned left it; one question at a time
@@ -605,7 +568,7 @@ void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
                 .refused = d->refused,
                 .dropped = d->dropped,
                 .stalled_usec = d->queue_stuck_since && now > d->queue_stuck_since ? now - d->queue_stuck_since : 0,
-                .bus_statistics = !d->use_ping,
+                .bus_statistics = !d->unconfirmable,
         };
 }
 
@@ -625,8 +588,8 @@ int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *lim
         d->limits = *limits;
         d->stall_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(60u * 1000000u, 1u);
         /* Without a bus daemon (a direct connection) nobody holds our
-         * messages but the peer's socket: ask the peer. */
-        d->use_ping = sd_bus_is_bus_client(bus) <= 0;
+         * messages but the peer's socket. */
+        d->unconfirmable = sd_bus_is_bus_client(bus) <= 0;
         r = sd_event_add_time_relative(event, &d->watch, CLOCK_MONOTONIC, WATCH_INTERVAL_USEC, 0, on_watch, d);
         if (r >= 0)
                 r = sd_event_source_set_enabled(d->watch, SD_EVENT_OFF);

@@ -16,9 +16,10 @@
  *   sender are handled in order, so the answer covers every reply sent
  *   before the question. Debian's system.conf lets root ask.
  * - Where the bus has no such statistics (dbus-broker), or refuses us:
- *   org.freedesktop.DBus.Peer.Ping to the client, which every D-Bus
- *   library answers when it reads its messages: the answer proves that it
- *   read everything sent before the Ping.
+ *   nothing is pinned from then on (logged once). dbus-broker accounts
+ *   per user and drops a reply its receiver has no room for; a guess (a
+ *   Ping the client answers when it dispatches) held back every reply
+ *   for clients that do not dispatch, and with them everyone's.
  * - The client leaving the bus: the bus drops whatever it still held for
  *   it.
  *
@@ -71,7 +72,7 @@ struct delivery_stats {
         unsigned pinned_connections;
         uint64_t sent, held, refused, dropped;  /* since start */
         uint64_t stalled_usec;          /* how long the bus has not taken our queue; 0: it does */
-        bool bus_statistics;            /* confirmed through the bus's statistics, not Ping */
+        bool bus_statistics;            /* confirmed through the bus's statistics; false: nothing held back */
 };
 
 /** delivery_new() - the broker's delivery accounting on @bus.

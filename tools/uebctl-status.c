@@ -85,9 +85,12 @@ static int print_delivery(sd_bus *bus) {
                 fprintf(stderr, "error: Delivery: unexpected reply\n");
                 return 1;
         }
-        printf("\nReplies not yet delivered by the bus: %" PRIu64 " descriptors, %" PRIu64 " bytes on %" PRIu64
-               " connections (confirmed through %s)\n", v[0], v[1], v[2],
-               v[9] ? "the bus's statistics" : "Peer.Ping");
+        if (v[9])
+                printf("\nReplies not yet delivered by the bus: %" PRIu64 " descriptors, %" PRIu64 " bytes on %" PRIu64
+                       " connections\n", v[0], v[1], v[2]);
+        else
+                printf("\nReplies not yet delivered by the bus: not known (the bus gives no connection statistics; "
+                       "nothing is held back)\n");
         printf("Replies waiting in the broker: %" PRIu64 " (since start: %" PRIu64 " sent, %" PRIu64 " held, %" PRIu64
                " refused, %" PRIu64 " calls left unanswered)\n", v[3], v[4], v[5], v[6], v[7]);
         if (v[8] > 0)
