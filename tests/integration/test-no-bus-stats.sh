@@ -12,9 +12,23 @@ test_libuebroker="$1"
 bus=(--address="$UEBROKER_BUS_ADDRESS")
 
 for i in 1 2 3; do
-        busctl "${bus[@]}" call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "ping_fallback_$i u32 a" \
+        busctl "${bus[@]}" call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s "no_stats_$i u32 a" \
                 >/dev/null
 done
+# A client that stays, so the broker's question about it cannot find it
+# gone: it registers and holds its connection until its stdin closes.
+coproc holder {
+        /usr/bin/python3 -c '
+import sys, dbus
+conn = dbus.bus.BusConnection(sys.argv[1])
+conn.call_blocking("org.uebroker1", "/org/uebroker1", "org.uebroker1.Broker", "Register", "s", ("no_stats_held u32 a",),
+                   timeout=60)
+print("registered", flush=True)
+sys.stdin.read()
+' "$UEBROKER_BUS_ADDRESS"
+}
+read -r -t 60 line <&"${holder[0]}" || true
+[ "${line:-}" = registered ] || { echo "test-no-bus-stats: the holding client did not register" >&2; exit 1; }
 # The bus's refusal of the statistics comes back after the reply went
 # out: wait for it (the broker may run under valgrind).
 fell_back() { grep -q 'The bus gives no connection statistics to the broker' "$UEBROKERD_LOG"; }
@@ -25,6 +39,7 @@ done
 fell_back || {
         echo "test-no-bus-stats: the broker did not say it gets no statistics:" >&2
         cat "$UEBROKERD_LOG" >&2
+        busctl "${bus[@]}" get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker Delivery >&2
         exit 1
 }
 delivery() {
@@ -48,5 +63,8 @@ if ! settled "$d" || [ "$(field bus-statistics "$d")" != 0 ]; then
         echo "test-no-bus-stats: replies stay pinned, or statistics were used: $d" >&2
         exit 1
 fi
+# shellcheck disable=SC2154 # set by coproc
+kill "$holder_PID" 2>/dev/null
+wait "$holder_PID" 2>/dev/null || true
 # Last: it restarts the broker.
 "$test_libuebroker"
