@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bus-util.h"
 #include "cleanup.h"
 #include "delivery.h"
 #include "log.h"
@@ -203,35 +204,18 @@ static void probe_finished(struct delivery_ledger *l) {
 
 /* Reads OutgoingBytes and OutgoingFDs from GetConnectionStats' a{sv}. */
 static int read_outgoing(sd_bus_message *reply, uint32_t *ret_bytes, uint32_t *ret_fds) {
-        bool have_bytes = false, have_fds = false;
+        static const char *const keys[] = { "OutgoingBytes", "OutgoingFDs" };
+        uint32_t values[2] = { 0, 0 }, found;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        r = bus_read_u32_dict(reply, keys, 2, values, &found);
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                const char *key;
-
-                r = sd_bus_message_read(reply, "s", &key);
-                if (r < 0)
-                        return r;
-                if (strcmp(key, "OutgoingBytes") == 0) {
-                        r = sd_bus_message_read(reply, "v", "u", ret_bytes);
-                        have_bytes = r >= 0;
-                } else if (strcmp(key, "OutgoingFDs") == 0) {
-                        r = sd_bus_message_read(reply, "v", "u", ret_fds);
-                        have_fds = r >= 0;
-                } else
-                        r = sd_bus_message_skip(reply, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        return have_bytes && have_fds ? 0 : -ENODATA;
+        if (found != 3)
+                return -ENODATA;
+        *ret_bytes = values[0];
+        *ret_fds = values[1];
+        return 0;
 }
 
 static bool error_means_gone(const char *name) {

@@ -6,6 +6,7 @@
 
 #include "broker.h"
 #include "bus-caller.h"
+#include "bus-util.h"
 #include "cleanup.h"
 #include "log.h"
 #include "polkit.h"
@@ -95,38 +96,17 @@ static void release_waiting(struct session *s, const sd_bus_error *error) {
 
 /* Reads UnixUserID and ProcessID out of a GetConnectionCredentials reply. */
 static int read_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_pid) {
-        bool have_uid = false;
-        uint32_t uid = 0, pid = 0;
+        static const char *const keys[] = { "UnixUserID", "ProcessID" };
+        uint32_t values[2] = { 0, 0 }, found;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        r = bus_read_u32_dict(reply, keys, 2, values, &found);
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                const char *key;
-
-                r = sd_bus_message_read(reply, "s", &key);
-                if (r < 0)
-                        return r;
-                if (strcmp(key, "UnixUserID") == 0) {
-                        r = sd_bus_message_read(reply, "v", "u", &uid);
-                        have_uid = r >= 0;
-                } else if (strcmp(key, "ProcessID") == 0)
-                        r = sd_bus_message_read(reply, "v", "u", &pid);
-                else
-                        r = sd_bus_message_skip(reply, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        if (!have_uid)
+        if (!(found & 1))
                 return -ENODATA;
-        *ret_uid = (uid_t) uid;
-        *ret_pid = (pid_t) pid;
+        *ret_uid = (uid_t) values[0];
+        *ret_pid = (pid_t) values[1];
         return 0;
 }
 
