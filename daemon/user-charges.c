@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+
+#include "bus-caller.h"
+#include "user-charges.h"
+
+/* What one uid holds; dropped once it holds nothing, so the tree never
+ * grows with users that have gone. */
+struct user_account {
+        uid_t uid;
+        uint64_t held[_CHARGE_KIND_MAX];
+};
+
+enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
+                                  bool exempt) {
+        if (!exempt && (user > bound->share || amount > bound->share - user))
+                return CHARGE_OVER_SHARE;
+        if (total > bound->pool || amount > bound->pool - total)
+                return CHARGE_POOL_FULL;
+        return CHARGE_GRANTED;
+}
+
+uint64_t charge_default_share(uint64_t pool) {
+        uint64_t share = pool / CHARGE_SHARE_DIVISOR;
+
+        return share > 0 || pool == 0 ? share : 1;
+}
+
+static int compare_uid(const void *a, const void *b) {
+        const struct user_account *x = a, *y = b;
+
+        return x->uid < y->uid ? -1 : x->uid > y->uid;
+}
+
+static struct user_account *account_find(const struct user_charges *c, uid_t uid) {
+        struct user_account key = { .uid = uid };
+        void *found = tfind(&key, &c->by_uid, compare_uid);
+
+        return found ? *(struct user_account **) found : NULL;
+}
+
+static struct user_account *account_get(struct user_charges *c, uid_t uid) {
+        struct user_account *a = account_find(c, uid);
+
+        if (a)
+                return a;
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return NULL;
+        a->uid = uid;
+        if (!tsearch(a, &c->by_uid, compare_uid)) {
+                free(a);
+                return NULL;
+        }
+        c->n_accounts++;
+        return a;
+}
+
+static void account_trim(struct user_charges *c, struct user_account *a) {
+        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
+                if (a->held[k] > 0)
+                        return;
+        tdelete(a, &c->by_uid, compare_uid);
+        c->n_accounts--;
+        free(a);
+}
+
+void user_charges_init(struct user_charges *c, const struct charge_bounds *bounds) {
+        *c = (struct user_charges) { .bounds = *bounds };
+}
+
+void user_charges_done(struct user_charges *c) {
+        tdestroy(c->by_uid, free);
+        *c = (struct user_charges) { .bounds = c->bounds };
+}
+
+void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds *bounds) {
+        c->bounds = *bounds;
+}
+
+static void add(struct user_charges *c, struct user_account *a, enum charge_kind kind, uint64_t amount) {
+        a->held[kind] += amount;
+        c->total[kind] += amount;
+}
+
+int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
+        struct user_account *a;
+
+        switch (charge_decide(&c->bounds.kind[kind], c->total[kind], user_charges_held(c, uid, kind), amount,
+                              bus_caller_privileged(uid))) {
+        case CHARGE_OVER_SHARE:
+                return -EDQUOT;
+        case CHARGE_POOL_FULL:
+                return -ENOSPC;
+        case CHARGE_GRANTED:
+                break;
+        }
+        a = account_get(c, uid);
+        if (!a)
+                return -ENOMEM;
+        add(c, a, kind, amount);
+        return 0;
+}
+
+int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
+        struct user_account *a = account_get(c, uid);
+
+        if (!a)
+                return -ENOMEM;
+        add(c, a, kind, amount);
+        return 0;
+}
+
+void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
+        struct user_account *a = account_find(c, uid);
+
+        if (!a)
+                return;
+        if (amount > a->held[kind])
+                amount = a->held[kind];
+        a->held[kind] -= amount;
+        c->total[kind] -= amount;
+        account_trim(c, a);
+}
+
+uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        const struct user_account *a = account_find(c, uid);
+
+        return a ? a->held[kind] : 0;
+}
+
+uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        const struct charge_bound *bound = &c->bounds.kind[kind];
+        uint64_t pool_room = bound->pool > c->total[kind] ? bound->pool - c->total[kind] : 0;
+        uint64_t held = user_charges_held(c, uid, kind);
+        uint64_t share_room = bound->share > held ? bound->share - held : 0;
+
+        if (bus_caller_privileged(uid) || share_room > pool_room)
+                return pool_room;
+        return share_room;
+}
+
+const char *charge_kind_name(enum charge_kind kind) {
+        static const char *const names[_CHARGE_KIND_MAX] = {
+                [CHARGE_CLIENTS] = "connections with registrations",
+                [CHARGE_EVENTS] = "events",
+                [CHARGE_AUTHORIZATIONS] = "authorization checks",
+                [CHARGE_RING_BYTES] = "ring memory",
+                [CHARGE_RECORD_STREAMS] = "record streams",
+                [CHARGE_REPLY_FDS] = "descriptors in undelivered replies",
+                [CHARGE_REPLY_BYTES] = "bytes of undelivered replies",
+                [CHARGE_REPLIES_HELD] = "replies waiting in the broker",
+        };
+
+        return (unsigned) kind < _CHARGE_KIND_MAX ? names[kind] : "?";
+}

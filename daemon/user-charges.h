@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What each uid holds of every pool a client draws from, charged and
+ * released in this one place, so that no user can empty a pool for the
+ * others: each pool has a bound for all users together and a share, the
+ * most one uid may hold of it. Root and the daemon's own uid are exempt
+ * from the shares (they could open tracefs themselves) but not from the
+ * pools. docs/CONFIGURATION.md lists every pool, its share and where each
+ * is set.
+ *
+ * Charging is a pure decision (charge_decide()) over counters kept here; the
+ * callers (sessions, the event registry, polkit, the broker for rings and
+ * record streams, delivery for replies) charge when they hand something
+ * out and release exactly what they charged when it comes back. No I/O, no
+ * bus: tests/unit/test-user-charges.c covers every rule. Single-threaded,
+ * like the event loop that calls it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum charge_kind {
+        CHARGE_CLIENTS,                 /* connections holding a data session: ClientsPerUser= of Clients= */
+        CHARGE_EVENTS,                  /* events owned, used or not: EventsPerUser= of Events= */
+        CHARGE_AUTHORIZATIONS,          /* polkit checks waiting: AuthorizationsPerUser= */
+        CHARGE_RING_BYTES,              /* shared-memory rings: RingMemoryPerUser= of RingMemory= */
+        CHARGE_RECORD_STREAMS,          /* open record streams: RecordStreamsPerUser= of RecordStreams= */
+        CHARGE_REPLY_FDS,               /* descriptors in replies the bus has not delivered (delivery.h) */
+        CHARGE_REPLY_BYTES,             /* bytes of those replies */
+        CHARGE_REPLIES_HELD,            /* replies waiting in the broker for room */
+        _CHARGE_KIND_MAX,
+};
+
+struct charge_bound {
+        uint64_t pool;                  /* all users together */
+        uint64_t share;                 /* one uid (exempt uids excepted) */
+};
+
+struct charge_bounds {
+        struct charge_bound kind[_CHARGE_KIND_MAX];
+};
+
+enum charge_verdict {
+        CHARGE_GRANTED,
+        CHARGE_OVER_SHARE,              /* the uid would hold more than its share */
+        CHARGE_POOL_FULL,               /* all users together would hold more than the pool */
+};
+
+/**
+ * charge_decide() - may a uid that holds @user of a pool whose users hold
+ * @total in all take @amount more?
+ *
+ * @exempt: root or the daemon's uid, bound by the pool only. The share is
+ * checked first, so a user at its share learns that it is its own limit
+ * (what it can fix) even when the pool is full too. Pure; thread-safe.
+ */
+enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
+                                  bool exempt);
+
+/* A share of a fixed fraction of its pool: the default when none is
+ * configured. At least 1 when the pool has room for anything. */
+#define CHARGE_SHARE_DIVISOR 4u
+uint64_t charge_default_share(uint64_t pool);
+
+struct user_charges {
+        void *by_uid;                   /* tsearch() tree of struct user_account; none holding nothing */
+        uint64_t total[_CHARGE_KIND_MAX];
+        struct charge_bounds bounds;
+        unsigned n_accounts;
+};
+
+/** user_charges_init() - empty counters with @bounds (copied). */
+void user_charges_init(struct user_charges *c, const struct charge_bounds *bounds);
+/** user_charges_done() - frees the accounts; what was held is forgotten. */
+void user_charges_done(struct user_charges *c);
+/**
+ * user_charges_set_bounds() - new bounds (a reload) for charges from now
+ * on: what is held beyond a lowered bound stays held until released.
+ */
+void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds *bounds);
+
+/**
+ * user_charges_take() - charges @amount of @kind to @uid if charge_decide()
+ * grants it (exemption: bus_caller_privileged()).
+ *
+ * Returns 0; -EDQUOT when over the uid's share; -ENOSPC when the pool is
+ * full; -ENOMEM. Nothing is charged on error.
+ */
+int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
+/**
+ * user_charges_force() - charges @amount whatever the bounds: for what is
+ * held already (events restored from the state file) or was decided by a
+ * rule of its own (delivery_decide()). Returns 0 or -ENOMEM.
+ */
+int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
+/**
+ * user_charges_release() - gives back @amount of @kind; saturating, so a
+ * caller can never release more than the uid holds.
+ */
+void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
+
+/** user_charges_held() - what @uid holds of @kind (0 for an unknown uid). */
+uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind);
+/** user_charges_room() - what @uid may still take of @kind: the smaller of
+ * its share's and the pool's rest (the pool's alone when exempt). */
+uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_kind kind);
+
+/* For messages: "connections", "events", ... */
+const char *charge_kind_name(enum charge_kind kind);

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* daemon/user-charges.c: every pool's bound for all users and each uid's
+ * share, root exempt from the share only, what is released given back
+ * exactly, accounts gone once they hold nothing. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "check-tap.h"
+
+#include "user-charges.h"
+
+/* Two ordinary uids, neither root nor whoever runs the test (both are
+ * exempt from shares). */
+static uid_t plain_uid(unsigned i) {
+        uid_t uid = 50000 + i;
+
+        return uid == geteuid() ? uid + 100 : uid;
+}
+
+static struct charge_bounds test_bounds(void) {
+        struct charge_bounds b = {};
+
+        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
+                b.kind[k] = (struct charge_bound) { .pool = 100, .share = 25 };
+        return b;
+}
+
+START_TEST(test_decide_share_then_pool) {
+        const struct charge_bound bound = { .pool = 100, .share = 25 };
+
+        ck_assert_int_eq(charge_decide(&bound, 0, 0, 25, false), CHARGE_GRANTED);
+        ck_assert_int_eq(charge_decide(&bound, 24, 24, 2, false), CHARGE_OVER_SHARE);
+        /* The share is named first when both are reached: that one the
+         * caller can fix. */
+        ck_assert_int_eq(charge_decide(&bound, 100, 25, 1, false), CHARGE_OVER_SHARE);
+        ck_assert_int_eq(charge_decide(&bound, 99, 10, 2, false), CHARGE_POOL_FULL);
+        /* Exempt: the pool only. */
+        ck_assert_int_eq(charge_decide(&bound, 50, 50, 50, true), CHARGE_GRANTED);
+        ck_assert_int_eq(charge_decide(&bound, 50, 50, 51, true), CHARGE_POOL_FULL);
+        /* No overflow with huge amounts or counters beyond a lowered bound. */
+        ck_assert_int_eq(charge_decide(&bound, 0, 0, UINT64_MAX, true), CHARGE_POOL_FULL);
+        ck_assert_int_eq(charge_decide(&bound, 200, 30, 0, false), CHARGE_OVER_SHARE);
+        ck_assert_int_eq(charge_decide(&bound, 200, 0, 0, true), CHARGE_POOL_FULL);
+}
+END_TEST
+
+START_TEST(test_default_share) {
+        ck_assert_uint_eq(charge_default_share(4095), 1023);
+        ck_assert_uint_eq(charge_default_share(UINT64_C(32) << 20), UINT64_C(8) << 20);
+        ck_assert_uint_eq(charge_default_share(3), 1);
+        ck_assert_uint_eq(charge_default_share(0), 0);
+}
+END_TEST
+
+START_TEST(test_one_uid_cannot_empty_a_pool) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+        unsigned granted = 0;
+
+        user_charges_init(&c, &bounds);
+        while (user_charges_take(&c, plain_uid(1), CHARGE_RING_BYTES, 1) == 0)
+                granted++;
+        ck_assert_uint_eq(granted, 25);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_RING_BYTES, 1), -EDQUOT);
+        /* Another uid still gets its own share; another kind is apart. */
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(2), CHARGE_RING_BYTES, 25), 0);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_RECORD_STREAMS, 25), 0);
+        ck_assert_uint_eq(c.total[CHARGE_RING_BYTES], 50);
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_RING_BYTES), 0);
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(3), CHARGE_RING_BYTES), 25);
+        user_charges_done(&c);
+}
+END_TEST
+
+START_TEST(test_root_exempt_from_share_not_pool) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+
+        user_charges_init(&c, &bounds);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_EVENTS, 20), 0);
+        ck_assert_int_eq(user_charges_take(&c, 0, CHARGE_EVENTS, 80), 0);
+        ck_assert_int_eq(user_charges_take(&c, 0, CHARGE_EVENTS, 1), -ENOSPC);
+        /* The pool is full for everyone, but the plain uid is told about
+         * the pool, not its share, while below the share. */
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_EVENTS, 1), -ENOSPC);
+        ck_assert_uint_eq(user_charges_room(&c, 0, CHARGE_EVENTS), 0);
+        user_charges_release(&c, 0, CHARGE_EVENTS, 10);
+        ck_assert_uint_eq(user_charges_room(&c, 0, CHARGE_EVENTS), 10);
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_EVENTS), 5);
+        user_charges_done(&c);
+}
+END_TEST
+
+START_TEST(test_release_is_exact_and_saturating) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+
+        user_charges_init(&c, &bounds);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_CLIENTS, 10), 0);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(2), CHARGE_CLIENTS, 5), 0);
+        user_charges_release(&c, plain_uid(1), CHARGE_CLIENTS, 4);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(1), CHARGE_CLIENTS), 6);
+        /* More than held: only what it held goes, the other uid's stays. */
+        user_charges_release(&c, plain_uid(1), CHARGE_CLIENTS, 1000);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(1), CHARGE_CLIENTS), 0);
+        ck_assert_uint_eq(c.total[CHARGE_CLIENTS], 5);
+        /* A uid that never held anything. */
+        user_charges_release(&c, plain_uid(3), CHARGE_CLIENTS, 1);
+        ck_assert_uint_eq(c.total[CHARGE_CLIENTS], 5);
+        user_charges_done(&c);
+}
+END_TEST
+
+START_TEST(test_accounts_go_when_empty) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+
+        user_charges_init(&c, &bounds);
+        for (unsigned i = 0; i < 1000; i++) {
+                ck_assert_int_eq(user_charges_take(&c, plain_uid(10 + i), CHARGE_AUTHORIZATIONS, 0), 0);
+                user_charges_release(&c, plain_uid(10 + i), CHARGE_AUTHORIZATIONS, 0);
+        }
+        ck_assert_uint_eq(c.n_accounts, 0);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_AUTHORIZATIONS, 1), 0);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_EVENTS, 1), 0);
+        user_charges_release(&c, plain_uid(1), CHARGE_AUTHORIZATIONS, 1);
+        ck_assert_uint_eq(c.n_accounts, 1);
+        user_charges_release(&c, plain_uid(1), CHARGE_EVENTS, 1);
+        ck_assert_uint_eq(c.n_accounts, 0);
+        user_charges_done(&c);
+}
+END_TEST
+
+START_TEST(test_lowered_bound_keeps_what_is_held) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+
+        user_charges_init(&c, &bounds);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_RECORD_STREAMS, 20), 0);
+        bounds.kind[CHARGE_RECORD_STREAMS].share = 10;
+        user_charges_set_bounds(&c, &bounds);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(1), CHARGE_RECORD_STREAMS), 20);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_RECORD_STREAMS, 1), -EDQUOT);
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_RECORD_STREAMS), 0);
+        user_charges_release(&c, plain_uid(1), CHARGE_RECORD_STREAMS, 11);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_RECORD_STREAMS, 1), 0);
+        /* Forced charges ignore the bounds (state restored at start). */
+        ck_assert_int_eq(user_charges_force(&c, plain_uid(2), CHARGE_RECORD_STREAMS, 500), 0);
+        ck_assert_uint_eq(c.total[CHARGE_RECORD_STREAMS], 510);
+        user_charges_done(&c);
+}
+END_TEST
+
+static Suite *user_charges_suite(void) {
+        Suite *s = suite_create("user-charges");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_decide_share_then_pool);
+        tcase_add_test(tc, test_default_share);
+        tcase_add_test(tc, test_one_uid_cannot_empty_a_pool);
+        tcase_add_test(tc, test_root_exempt_from_share_not_pool);
+        tcase_add_test(tc, test_release_is_exact_and_saturating);
+        tcase_add_test(tc, test_accounts_go_when_empty);
+        tcase_add_test(tc, test_lowered_bound_keeps_what_is_held);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_tap_run(user_charges_suite());
+}
