@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "admission.h"
 
-enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, uint64_t now_usec,
+enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bool exempt, uint64_t now_usec,
                                        const struct admission_limits *limits, struct broker_event **ret_victim) {
         struct broker_event *victim;
 
         *ret_victim = NULL;
-        if (event_registry_count_owned(reg, uid) >= limits->events_per_user) {
+        if (!exempt && event_registry_count_owned(reg, uid) >= limits->events_per_user) {
                 victim = event_registry_find_unused(reg, uid, UINT64_MAX);
                 if (!victim)
                         return ADMISSION_USER_FULL;

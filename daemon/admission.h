@@ -12,8 +12,12 @@
  * user's unused event goes only once it has been idle for
  * UnusedEventExpirySec=. Idle time is the event's own (last registered,
  * released or recorded): no call of another user can make it older.
+ * An @exempt caller (user_charges_exempt(); none by default) has no
+ * EventsPerUser= share; the table's bound and the eviction rules still
+ * apply to it.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,5 +36,5 @@ enum admission {
         ADMISSION_TABLE_FULL,   /* max_events events, none the caller's and unused, none expired */
 };
 
-enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, uint64_t now_usec,
+enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bool exempt, uint64_t now_usec,
                                        const struct admission_limits *limits, struct broker_event **ret_victim);

@@ -62,6 +62,13 @@ static const struct limit_key limit_keys[] = {
           BROKER_CONFIG_EXPIRY_MAX },
         { "OutgoingQueue", offsetof(struct broker_limits, outgoing_queue), BROKER_CONFIG_OUTGOING_QUEUE_MIN,
           BROKER_CONFIG_LIMIT_MAX },
+        { "RingMemoryKiB", offsetof(struct broker_limits, ring_memory_kib), BROKER_CONFIG_RING_MEMORY_KIB_MIN,
+          BROKER_CONFIG_RING_MEMORY_KIB_MAX },
+        { "RingMemoryPerUserKiB", offsetof(struct broker_limits, ring_memory_per_user_kib),
+          BROKER_CONFIG_RING_MEMORY_KIB_MIN, BROKER_CONFIG_RING_MEMORY_KIB_MAX },
+        { "RecordStreams", offsetof(struct broker_limits, record_streams), 1, BROKER_CONFIG_RECORD_STREAMS_MAX },
+        { "RecordStreamsPerUser", offsetof(struct broker_limits, record_streams_per_user), 1,
+          BROKER_CONFIG_RECORD_STREAMS_MAX },
 };
 
 const char *const broker_config_default_dropin_dirs[] = {
@@ -83,6 +90,8 @@ void broker_limits_init_default(struct broker_limits *limits) {
                 .authorizations_per_user = 8,
                 .unused_event_expiry_sec = 6u * 60u * 60u,
                 .outgoing_queue = 1024,
+                .ring_memory_kib = 32u * 1024u,
+                .record_streams = 64,
         };
 }
 

@@ -18,6 +18,11 @@
  *                                 when the table is full
  *     OutgoingQueue=1024          messages the outgoing bus queue may hold
  *                                 before the broker refuses new calls
+ *     RingMemoryKiB=32768         memory for shared-memory rings, all users
+ *     RingMemoryPerUserKiB=       ... one uid (default: a quarter)
+ *     RecordStreams=64            record streams open at once, all users
+ *                                 (capped to what the provider serves)
+ *     RecordStreamsPerUser=       ... one uid (default: a quarter)
  *
  *     [Reservations]
  *     hello_tick=user:alice       see name-reservation.h
@@ -31,6 +36,8 @@
  *     AuthorizationsPerUser                     1..1024
  *     UnusedEventExpirySec                      60..31536000 (one year)
  *     OutgoingQueue                             16..65536
+ *     RingMemoryKiB, RingMemoryPerUserKiB       16..1048576
+ *     RecordStreams, RecordStreamsPerUser       1..1024
  *
  * A reservation's key is an event name ([A-Za-z_][A-Za-z0-9_-]*, at most
  * EVENT_NAME_MAX bytes) or a non-empty prefix of one followed by a single
@@ -77,6 +84,10 @@ struct broker_limits {
         unsigned authorizations_per_user;
         unsigned unused_event_expiry_sec;
         unsigned outgoing_queue;
+        unsigned ring_memory_kib;
+        unsigned ring_memory_per_user_kib;      /* 0: a quarter of ring_memory_kib */
+        unsigned record_streams;
+        unsigned record_streams_per_user;       /* 0: a quarter of the streams the provider serves */
 };
 
 struct broker_config {
@@ -101,6 +112,9 @@ struct broker_config {
 #define BROKER_CONFIG_EXPIRY_MIN 60u                            /* UnusedEventExpirySec */
 #define BROKER_CONFIG_EXPIRY_MAX (365u * 24u * 60u * 60u)
 #define BROKER_CONFIG_OUTGOING_QUEUE_MIN 16u                    /* OutgoingQueue */
+#define BROKER_CONFIG_RING_MEMORY_KIB_MIN 16u                   /* RingMemoryKiB, RingMemoryPerUserKiB */
+#define BROKER_CONFIG_RING_MEMORY_KIB_MAX (1024u * 1024u)
+#define BROKER_CONFIG_RECORD_STREAMS_MAX 1024u                  /* RecordStreams, RecordStreamsPerUser */
 
 void broker_limits_init_default(struct broker_limits *limits);
 

@@ -165,7 +165,7 @@ static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *err
         if (r >= 0 || !sd_bus_error_is_set(error))
                 return r;
         refused_event_name(m, event, sizeof(event));
-        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
+        s = session_find(&b->sessions, sd_bus_message_get_sender(m) ?: "");
         if (s && s->identified) {
                 about.uid = s->uid;
                 about.pid = s->pid;
@@ -292,6 +292,12 @@ static int check_reservation(struct broker *b, struct session *s, const char *na
                                  res->pattern, res->origin);
 }
 
+static int refuse_clients_share(struct broker *b, struct session *s, sd_bus_error *error) {
+        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                 "uid %u already has %u connections holding registrations (ClientsPerUser= in %s)",
+                                 (unsigned) s->uid, b->limits.clients_per_user, broker_config_name(b));
+}
+
 static int refuse_admission(struct broker *b, enum admission verdict, uid_t uid, const char *name,
                             sd_bus_error *error) {
         if (verdict == ADMISSION_USER_FULL)
@@ -378,7 +384,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 return sd_bus_error_set(error, BROKER_ERROR_INVALID_COMMAND, parse_error.message);
 
         /* Identify: the session knows, or the bus is asked once. */
-        r = session_identify(b, m, error, &s);
+        r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = check_outgoing_backlog(b, error);
@@ -411,10 +417,8 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
         /* Decide. */
         if (ev && session_find_registration(s, ev, &write_index) == 0)
                 goto reply;
-        if (!s->provider_session && session_count_for_uid(b, s->uid) >= b->limits.clients_per_user)
-                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "uid %u already has %u connections holding registrations (ClientsPerUser= in %s)",
-                                         (unsigned) s->uid, b->limits.clients_per_user, broker_config_name(b));
+        if (!s->provider_session && user_charges_check(&b->charges, s->uid, CHARGE_CLIENTS, 1) < 0)
+                return refuse_clients_share(b, s, error);
         if (s->indexes.n_active >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this connection already holds %u registrations (EventsPerClient= in %s)",
@@ -426,13 +430,17 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                         .unused_expiry_usec = (uint64_t) b->limits.unused_event_expiry_sec * 1000000u,
                 };
 
-                verdict = admission_for_new_event(&b->registry, s->uid, b->registry.now_usec(), &limits, &victim);
+                verdict = admission_for_new_event(&b->registry, s->uid,
+                                                  user_charges_exempt(&b->charges, s->uid, CHARGE_EVENTS),
+                                                  b->registry.now_usec(), &limits, &victim);
                 if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
                         return refuse_admission(b, verdict, s->uid, def->name, error);
         }
 
         /* Change state: provider session, event, registration. */
         r = session_open_provider(s);
+        if (r == -EDQUOT)
+                return refuse_clients_share(b, s, error);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
@@ -508,7 +516,7 @@ static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *e
 
         /* Acts only on the caller's own registrations: nothing to authorize
          * (identified all the same, so that its replies have a ledger). */
-        r = session_identify(b, m, error, &s);
+        r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = s->provider_session ? session_unregister(s, write_index) : -ENOENT;
@@ -540,14 +548,15 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         if (r < 0)
                 return r;
 
-        s = session_find(b, sd_bus_message_get_sender(m) ?: "");
-        if (!s || !s->provider_session)
+        s = session_find(&b->sessions, sd_bus_message_get_sender(m) ?: "");
+        if (!s || !s->provider_session || s->indexes.n_active == 0)
                 return sd_bus_error_set(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                        "this connection has no data file yet; Register an event on it first");
+                                        "this connection holds no registration; Register an event on it first "
+                                        "(a ring lives while its connection holds one)");
         r = check_deliverable(b, s, ring_reply_cost, true, error);
         if (r < 0)
                 return r;
-        fd = provider_link_session_ring(&b->link, s->provider_session, requested, &size);
+        fd = session_open_ring(s, requested, &size);
         if (fd == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
                                          "the %s provider has no rings; write to the data file",
@@ -556,8 +565,16 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
                                         "this connection has a ring already; keep using it");
         if (fd == -EDQUOT)
-                return sd_bus_error_set(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                        "the memory for rings is used up; write to the data file instead");
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "uid %u has used its share of the memory for rings (RingMemoryPerUserKiB=%"
+                                         PRIu64 " in %s); write to the data file instead, or close a connection",
+                                         (unsigned) s->uid, b->charges.bounds.kind[CHARGE_RING_BYTES].share / 1024u,
+                                         broker_config_name(b));
+        if (fd == -ENOSPC)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "the memory for rings is used up (RingMemoryKiB=%" PRIu64
+                                         " in %s); write to the data file instead",
+                                         b->charges.bounds.kind[CHARGE_RING_BYTES].pool / 1024u, broker_config_name(b));
         if (fd < 0)
                 return broker_error_set_errnof(error, fd, "cannot open a ring: %m");
 
@@ -590,7 +607,7 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                                          "no event has a name of %zu bytes (names are 1 to %u bytes)", strlen(name),
                                          (unsigned) EVENT_NAME_MAX);
 
-        r = session_identify(b, m, error, &s);
+        r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = polkit_check(b->polkit, m, "org.uebroker1.delete", interactive, s->uid, s->pid, error);
@@ -639,7 +656,7 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         size_t estimate = list_events_reply_estimate(b);
         int r;
 
-        r = session_identify(b, m, error, &s);
+        r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = check_outgoing_backlog(b, error);
@@ -692,7 +709,7 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         size_t n = 0, estimate = (size_t) b->registry.n_events * (EVENT_NAME_MAX + 32u) + 128u;
         int r;
 
-        r = session_identify(b, m, error, &s);
+        r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = check_outgoing_backlog(b, error);
@@ -730,8 +747,54 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
  * the caller; the reply carries a dup) or why there is none. */
 static const struct delivery_cost record_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
 
+/* A record stream is charged to its caller's uid until the provider lets
+ * it go (provider_stream_owner). */
+struct stream_charge {
+        struct user_charges *charges;
+        uid_t uid;
+};
+
+static void stream_charge_closed(void *userdata) {
+        struct stream_charge *c = userdata;
+
+        user_charges_release(c->charges, c->uid, CHARGE_RECORD_STREAMS, 1);
+        free(c);
+}
+
+static int stream_charge_take(struct broker *b, struct session *s, struct provider_stream_owner *ret,
+                              sd_bus_error *error) {
+        const struct charge_bound *bound = &b->charges.bounds.kind[CHARGE_RECORD_STREAMS];
+        struct stream_charge *c;
+        int r;
+
+        r = user_charges_take(&b->charges, s->uid, CHARGE_RECORD_STREAMS, 1);
+        if (r == -EDQUOT)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "uid %u already has %" PRIu64 " record streams open (RecordStreamsPerUser= "
+                                         "in %s); close one and try again",
+                                         (unsigned) s->uid, bound->share, broker_config_name(b));
+        if (r == -ENOSPC)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "all %" PRIu64 " record streams are open (RecordStreams= in %s, at most "
+                                         "%u on the %s provider); try again once one has closed",
+                                         bound->pool, broker_config_name(b), provider_link_max_record_streams(&b->link),
+                                         provider_link_name(&b->link));
+        if (r < 0)
+                return r;
+        c = malloc(sizeof(*c));
+        if (!c) {
+                user_charges_release(&b->charges, s->uid, CHARGE_RECORD_STREAMS, 1);
+                return -ENOMEM;
+        }
+        *c = (struct stream_charge) { .charges = &b->charges, .uid = s->uid };
+        *ret = (struct provider_stream_owner) { .closed = stream_charge_closed, .userdata = c };
+        return 0;
+}
+
 static int reply_record_stream(struct broker *b, struct session *s, sd_bus_message *m, int fd,
-                               const char *unsupported, sd_bus_error *error) {
+                               struct provider_stream_owner *owner, const char *unsupported, sd_bus_error *error) {
+        if (fd < 0)
+                provider_stream_owner_closed(owner);    /* the provider never took it */
         if (fd == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED, "the %s provider %s",
                                          provider_link_name(&b->link), unsupported);
@@ -751,7 +814,7 @@ static int authorize_recording(struct broker *b, sd_bus_message *m, struct sessi
         struct session *s;
         int r;
 
-        r = session_identify(b, m, error, &s);
+        r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r;
         *ret_session = s;
@@ -765,6 +828,7 @@ static int authorize_recording(struct broker *b, sd_bus_message *m, struct sessi
 static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
+        struct provider_stream_owner owner = {};
         _cleanup_close_ int fd = -EBADF;
         struct session *s = NULL;
         size_t n = 0, allocated = 0;
@@ -822,8 +886,11 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 event_registry_touch(&b->registry, ev);
         }
 
-        fd = provider_link_record(&b->link, events, n);
-        return reply_record_stream(b, s, m, fd, "does not record; use ftrace or perf", error);
+        r = stream_charge_take(b, s, &owner, error);
+        if (r < 0)
+                return r;
+        fd = provider_link_record(&b->link, events, n, &owner);
+        return reply_record_stream(b, s, m, fd, &owner, "does not record; use ftrace or perf", error);
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -835,6 +902,7 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
 static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **patterns = NULL;
+        struct provider_stream_owner owner = {};
         _cleanup_close_ int fd = -EBADF;
         struct session *s = NULL;
         size_t n = 0, n_events = 0;
@@ -885,8 +953,12 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
                 event_registry_touch(&b->registry, ev);
         }
 
-        fd = provider_link_record_matching(&b->link, events, n_events, patterns, n);
-        return reply_record_stream(b, s, m, fd, "cannot follow events registered later; use Record with names", error);
+        r = stream_charge_take(b, s, &owner, error);
+        if (r < 0)
+                return r;
+        fd = provider_link_record_matching(&b->link, events, n_events, patterns, n, &owner);
+        return reply_record_stream(b, s, m, fd, &owner, "cannot follow events registered later; use Record with names",
+                                   error);
 }
 
 static int method_record_matching(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -1045,7 +1117,7 @@ static int on_incoming(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         if (!sd_bus_message_is_method_call(m, NULL, NULL) || is_broker_method(m) ||
             sd_bus_message_get_expect_reply(m) <= 0)
                 return 0;       /* the handlers charge their own replies */
-        r = session_identify(b, m, &error, &s);
+        r = session_identify(&b->sessions, m, &error, &s);
         if (r == 0)
                 return 1;       /* re-run through here once identified */
         if (r < 0)
@@ -1077,7 +1149,40 @@ static unsigned sessions_within_fd_limit(unsigned clients, unsigned fds_per_sess
 }
 
 static void on_client_gone(const char *unique_name, void *userdata) {
-        session_gone(userdata, unique_name);
+        struct broker *b = userdata;
+
+        polkit_registry_forget_sender(b->polkit, unique_name);
+        session_gone(&b->sessions, unique_name);
+}
+
+/* Every pool's bound and share from the limits (docs/CONFIGURATION.md). */
+static struct charge_bounds broker_charge_bounds(const struct broker *b, unsigned max_sessions) {
+        const struct broker_limits *l = &b->limits;
+        const struct delivery_limits d = DELIVERY_LIMITS_DEFAULT;
+        uint64_t ring_pool = (uint64_t) l->ring_memory_kib * 1024u;
+        uint64_t streams = l->record_streams < provider_link_max_record_streams(&b->link) ?
+                                   l->record_streams : provider_link_max_record_streams(&b->link);
+        struct charge_bounds bounds = {};
+
+        bounds.kind[CHARGE_CLIENTS] = (struct charge_bound) { max_sessions, l->clients_per_user };
+        bounds.kind[CHARGE_EVENTS] = (struct charge_bound) { broker_max_events(b), l->events_per_user };
+        /* Root never waits for polkit: nothing to exempt. */
+        bounds.kind[CHARGE_AUTHORIZATIONS] = (struct charge_bound) { POLKIT_MAX_PENDING, l->authorizations_per_user };
+        bounds.kind[CHARGE_RING_BYTES] = (struct charge_bound) {
+                ring_pool,
+                l->ring_memory_per_user_kib ? (uint64_t) l->ring_memory_per_user_kib * 1024u
+                                            : charge_default_share(ring_pool),
+                true,
+        };
+        bounds.kind[CHARGE_RECORD_STREAMS] = (struct charge_bound) {
+                streams,
+                l->record_streams_per_user ?: charge_default_share(streams),
+                true,
+        };
+        bounds.kind[CHARGE_REPLY_FDS] = (struct charge_bound) { d.max_fds, d.fds_per_uid, true };
+        bounds.kind[CHARGE_REPLY_BYTES] = (struct charge_bound) { d.max_bytes, d.bytes_per_uid, true };
+        bounds.kind[CHARGE_REPLIES_HELD] = (struct charge_bound) { d.max_held, d.held_per_uid, true };
+        return bounds;
 }
 
 static void broker_freep(struct broker **b) {
@@ -1087,6 +1192,8 @@ static void broker_freep(struct broker **b) {
 int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, const struct broker_settings *settings,
                struct broker **ret) {
         _cleanup_(broker_freep) struct broker *b = NULL;
+        struct charge_bounds bounds;
+        unsigned max_sessions;
         int r;
 
         b = calloc(1, sizeof(*b));
@@ -1095,7 +1202,6 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         b->event = sd_event_ref(event);
         b->bus = sd_bus_ref(bus);
         b->limits = *settings->limits;
-        b->max_sessions = sessions_within_fd_limit(b->limits.clients, ops->fds_per_session);
         b->reservations = settings->reservations;
         b->config_path = settings->config_path;
         b->state_dir = settings->state_dir;
@@ -1105,7 +1211,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         r = provider_link_start(&b->link, event, ops, settings->provider);
         if (r < 0)
                 return r;
-        event_registry_init(&b->registry, &b->link);
+        max_sessions = sessions_within_fd_limit(b->limits.clients, ops->fds_per_session);
+        bounds = broker_charge_bounds(b, max_sessions);
+        user_charges_init(&b->charges, &bounds);
+        event_registry_init(&b->registry, &b->link, &b->charges);
         if (b->state_dir) {
                 r = event_store_load(&b->registry, b->state_dir);
                 if (r < 0)
@@ -1118,12 +1227,14 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         r = delivery_new(event, bus, &DELIVERY_LIMITS_DEFAULT, &b->delivery);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the delivery accounting: %m");
+        session_registry_init(&b->sessions, bus, &b->link, &b->registry, b->delivery, &b->charges,
+                              broker_config_name(b), max_sessions);
 
         r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the event signals: %m");
 
-        r = polkit_registry_new(bus, settings->bus_is_system, b->limits.authorizations_per_user, &b->polkit);
+        r = polkit_registry_new(bus, settings->bus_is_system, &b->charges, &b->polkit);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up polkit checks: %m");
 
@@ -1146,12 +1257,14 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
 void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
                         const struct name_reservations *reservations) {
         unsigned old_max_events = broker_max_events(b);
+        struct charge_bounds bounds;
         int r;
 
         b->limits = *limits;
-        b->max_sessions = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
+        b->sessions.max = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
+        bounds = broker_charge_bounds(b, b->sessions.max);
+        user_charges_set_bounds(&b->charges, &bounds);
         b->reservations = reservations;
-        polkit_registry_set_max_per_uid(b->polkit, b->limits.authorizations_per_user);
         if (broker_max_events(b) != old_max_events) {
                 r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "MaxEvents", NULL);
                 if (r < 0)
@@ -1166,7 +1279,7 @@ struct broker *broker_free(struct broker *b) {
         sd_bus_slot_unref(b->filter_slot);
         sd_bus_slot_unref(b->object_slot);
         sd_bus_slot_unref(b->departures);
-        session_free_all(b);
+        session_registry_done(&b->sessions);
         b->delivery = delivery_free(b->delivery);
         /* Nothing is announced on the way out. */
         b->signals = event_signals_free(b->signals);
@@ -1179,6 +1292,8 @@ struct broker *broker_free(struct broker *b) {
                 provider_link_stop(&b->link);
         }
         polkit_registry_free(b->polkit);
+        /* Last: everything above released what it held. */
+        user_charges_done(&b->charges);
         sd_bus_unref(b->bus);
         sd_event_unref(b->event);
         free(b);

@@ -20,6 +20,8 @@
 #include "log.h"
 #include "name-reservation.h"
 #include "provider-link.h"
+#include "session.h"
+#include "user-charges.h"
 
 struct polkit_registry;
 struct event_signals;
@@ -38,10 +40,10 @@ struct broker {
         struct broker_limits limits;
         const struct name_reservations *reservations;
         const char *config_path;        /* for error messages naming the key */
-        void *sessions;                 /* tsearch() tree of struct session, by bus name */
-        void *uid_sessions;             /* tsearch() tree: sessions with a provider session per uid */
-        unsigned n_sessions;
-        unsigned max_sessions;          /* Clients=, lowered to what the fd limit holds */
+        struct session_registry sessions;
+        /* What each uid holds of every pool (user-charges.h): sessions,
+         * events, polkit checks, rings' memory, record streams. */
+        struct user_charges charges;
 
         /* Replies sent that the bus has not delivered yet, per connection
          * and uid (delivery.h): every reply to an identified caller. */

@@ -21,9 +21,10 @@ static int compare_by_name(const void *a, const void *b) {
         return strcmp(x->def->name, y->def->name);
 }
 
-void event_registry_init(struct event_registry *reg, struct provider_link *link) {
+void event_registry_init(struct event_registry *reg, struct provider_link *link, struct user_charges *charges) {
         *reg = (struct event_registry) {
                 .link = link,
+                .charges = charges,
                 .next_index_hint = 1,
                 .now_usec = boottime_usec,
         };
@@ -41,6 +42,7 @@ void event_registry_done(struct event_registry *reg) {
                 if (!ev)
                         continue;
                 provider_link_event_remove(reg->link, ev->provider_event);
+                user_charges_release(reg->charges, ev->owner_uid, CHARGE_EVENTS, 1);
                 tdelete(ev, &reg->by_name, compare_by_name);
                 reg->by_index[i] = NULL;
                 broker_event_free(ev);
@@ -95,12 +97,19 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
         ev = calloc(1, sizeof(*ev));
         if (!ev)
                 return -ENOMEM;
+        /* Admission (admission.h) decided: the owner's count only follows. */
+        r = user_charges_force(reg->charges, owner, CHARGE_EVENTS, 1);
+        if (r < 0) {
+                free(ev);
+                return r;
+        }
         ev->def = def;
         ev->owner_uid = owner;
         event_registry_touch(reg, ev);
 
         r = provider_link_event_add(reg->link, def, &index, &ev->provider_event);
         if (r < 0) {
+                user_charges_release(reg->charges, owner, CHARGE_EVENTS, 1);
                 free(ev);
                 return r;
         }
@@ -112,6 +121,7 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
                 r = -ENOMEM;
         if (r < 0) {
                 provider_link_event_remove(reg->link, ev->provider_event);
+                user_charges_release(reg->charges, owner, CHARGE_EVENTS, 1);
                 free(ev);       /* @def stays the caller's */
                 return r;
         }
@@ -134,6 +144,7 @@ struct event_def *event_registry_remove_keep_def(struct event_registry *reg, str
         tdelete(ev, &reg->by_name, compare_by_name);
         reg->by_index[ev->status_index] = NULL;
         reg->n_events--;
+        user_charges_release(reg->charges, ev->owner_uid, CHARGE_EVENTS, 1);
         free(ev);
         return def;
 }
@@ -170,10 +181,5 @@ struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_
 }
 
 unsigned event_registry_count_owned(struct event_registry *reg, uid_t owner) {
-        unsigned n = 0;
-
-        for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++)
-                if (reg->by_index[i] && reg->by_index[i]->owner_uid == owner)
-                        n++;
-        return n;
+        return (unsigned) user_charges_held(reg->charges, owner, CHARGE_EVENTS);
 }

@@ -19,6 +19,7 @@
 #include "event-def.h"
 #include "provider-link.h"
 #include "status-text.h"
+#include "user-charges.h"
 
 struct broker_event {
         struct event_def *def;          /* owned; name is def->name */
@@ -36,6 +37,7 @@ struct broker_event {
 
 struct event_registry {
         struct provider_link *link;
+        struct user_charges *charges;   /* each event is charged to its owner (CHARGE_EVENTS) */
         void *by_name;                  /* tsearch() tree of struct broker_event */
         struct broker_event *by_index[STATUS_PAGE_SIZE];
         uint32_t n_events;
@@ -49,7 +51,8 @@ struct event_registry {
         void *on_change_userdata;
 };
 
-void event_registry_init(struct event_registry *reg, struct provider_link *link);
+/* @charges (the broker's) must outlive the registry. */
+void event_registry_init(struct event_registry *reg, struct provider_link *link, struct user_charges *charges);
 /* Removes every event from the provider and frees it. */
 void event_registry_done(struct event_registry *reg);
 
@@ -88,5 +91,5 @@ void event_registry_touch(struct event_registry *reg, struct broker_event *ev);
 #define UID_ANY ((uid_t) -1)
 struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_t owner, uint64_t used_before_usec);
 
-/* How many events @owner owns, used or unused. */
+/* How many events @owner owns, used or unused: its CHARGE_EVENTS. */
 unsigned event_registry_count_owned(struct event_registry *reg, uid_t owner);

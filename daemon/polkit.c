@@ -18,8 +18,10 @@
 
 #include "bus-caller.h"
 #include "cleanup.h"
+#include "list.h"
 #include "log.h"
 #include "polkit.h"
+#include "user-charges.h"
 
 #define POLKIT_BUS_NAME "org.freedesktop.PolicyKit1"
 #define POLKIT_OBJECT "/org/freedesktop/PolicyKit1/Authority"
@@ -31,7 +33,7 @@
 
 struct polkit_query {
         struct polkit_registry *registry;
-        struct polkit_query *prev, *next;
+        LIST_FIELDS(struct polkit_query, queries);
 
         /* The key: the suspended method call (referenced, so the pointer
          * stays unique) and who sent it. */
@@ -57,10 +59,10 @@ struct polkit_registry {
         sd_bus *bus;
         bool bus_is_system;
         sd_bus *system_bus;             /* opened on first need, off the system bus only */
-        unsigned max_per_uid;
+        struct user_charges *charges;   /* each waiting check: CHARGE_AUTHORIZATIONS of its uid */
         /* Newest first; n_queries counts them all, n_in_flight those sent
          * and not answered. */
-        struct polkit_query *queries;
+        LIST_HEAD(struct polkit_query, queries);
         size_t n_queries;
         size_t n_in_flight;
 };
@@ -103,13 +105,9 @@ static struct polkit_query *polkit_query_free(struct polkit_query *q) {
         if (!q)
                 return NULL;
         reg = q->registry;
-        if (q->prev)
-                q->prev->next = q->next;
-        else
-                reg->queries = q->next;
-        if (q->next)
-                q->next->prev = q->prev;
+        LIST_REMOVE(queries, reg->queries, q);
         reg->n_queries--;
+        user_charges_release(reg->charges, q->uid, CHARGE_AUTHORIZATIONS, 1);
         if (q->call_slot)
                 reg->n_in_flight--;
 
@@ -125,19 +123,10 @@ static struct polkit_query *polkit_query_free(struct polkit_query *q) {
 
 static struct polkit_query *find_query(struct polkit_registry *reg, sd_bus_message *m, const char *sender,
                                        uint64_t cookie) {
-        for (struct polkit_query *q = reg->queries; q; q = q->next)
+        LIST_FOREACH(queries, q, reg->queries)
                 if (q->request == m && q->cookie == cookie && strcmp(q->sender, sender) == 0)
                         return q;
         return NULL;
-}
-
-static size_t count_queries_of(struct polkit_registry *reg, uid_t uid) {
-        size_t n = 0;
-
-        for (struct polkit_query *q = reg->queries; q; q = q->next)
-                if (q->uid == uid)
-                        n++;
-        return n;
 }
 
 /* Field 22 of /proc/PID/stat, the start time polkit uses to tell a process
@@ -357,7 +346,7 @@ static void start_queued(struct polkit_registry *reg) {
         while (reg->n_in_flight < POLKIT_MAX_IN_FLIGHT) {
                 struct polkit_query *oldest = NULL;
 
-                for (struct polkit_query *q = reg->queries; q; q = q->next)
+                LIST_FOREACH(queries, q, reg->queries)
                         if (!q->sent && !q->answered)
                                 oldest = q;     /* the list is newest first */
                 if (!oldest)
@@ -368,22 +357,18 @@ static void start_queued(struct polkit_registry *reg) {
         }
 }
 
-void polkit_registry_set_max_per_uid(struct polkit_registry *reg, unsigned max_per_uid) {
-        if (reg && max_per_uid > 0)
-                reg->max_per_uid = max_per_uid;
-}
-
-int polkit_registry_new(sd_bus *bus, bool bus_is_system, unsigned max_per_uid, struct polkit_registry **ret) {
+int polkit_registry_new(sd_bus *bus, bool bus_is_system, struct user_charges *charges,
+                        struct polkit_registry **ret) {
         struct polkit_registry *reg;
 
-        if (!bus || !ret || max_per_uid == 0)
+        if (!bus || !ret || !charges)
                 return -EINVAL;
         reg = calloc(1, sizeof(*reg));
         if (!reg)
                 return -ENOMEM;
         reg->bus = sd_bus_ref(bus);
         reg->bus_is_system = bus_is_system;
-        reg->max_per_uid = max_per_uid;
+        reg->charges = charges;
         *ret = reg;
         return 0;
 }
@@ -408,6 +393,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         struct polkit_query *q;
         const char *sender;
         uint64_t cookie = 0;
+        int r;
 
         if (!reg || !m || !action)
                 return -EINVAL;
@@ -416,8 +402,6 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
 
         q = find_query(reg, m, sender, cookie);
         if (q) {
-                int r;
-
                 if (!q->answered) {
                         if (strcmp(q->action, action) == 0)
                                 return 0;
@@ -446,24 +430,33 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                                          "Not authorized to %s (polkit action %s): the caller cannot be identified",
                                          describe_action(action), action);
 
-        /* One user's flood waits behind its own quota, never in front of
+        /* One user's flood waits behind its own share, never in front of
          * another user's check. */
-        if (count_queries_of(reg, uid) >= reg->max_per_uid || reg->n_queries >= POLKIT_MAX_PENDING) {
+        r = user_charges_take(reg->charges, uid, CHARGE_AUTHORIZATIONS, 1);
+        if (r == -EDQUOT) {
                 sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                  "Too many authorization checks of uid %u in progress (at most %u, "
-                                  "AuthorizationsPerUser=); wait for their answers and try again",
-                                  (unsigned) uid, reg->max_per_uid);
+                                  "Too many authorization checks of uid %u in progress (at most %" PRIu64
+                                  ", AuthorizationsPerUser=); wait for their answers and try again",
+                                  (unsigned) uid, reg->charges->bounds.kind[CHARGE_AUTHORIZATIONS].share);
                 return -EBUSY;
         }
+        if (r == -ENOSPC) {
+                sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                  "Too many authorization checks of all users are in progress (at most %" PRIu64
+                                  "); try again in a moment",
+                                  reg->charges->bounds.kind[CHARGE_AUTHORIZATIONS].pool);
+                return -EBUSY;
+        }
+        if (r < 0)
+                return r;
 
         q = calloc(1, sizeof(*q));
-        if (!q)
+        if (!q) {
+                user_charges_release(reg->charges, uid, CHARGE_AUTHORIZATIONS, 1);
                 return -ENOMEM;
+        }
         q->registry = reg;
-        q->next = reg->queries;
-        if (reg->queries)
-                reg->queries->prev = q;
-        reg->queries = q;
+        LIST_PREPEND(queries, reg->queries, q);
         reg->n_queries++;
         q->request = sd_bus_message_ref(m);
         q->cookie = cookie;
@@ -478,8 +471,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         }
 
         if (reg->n_in_flight < POLKIT_MAX_IN_FLIGHT) {
-                int r = start_query(q, error);
-
+                r = start_query(q, error);
                 if (r < 0) {
                         polkit_query_free(q);
                         return r;
@@ -489,14 +481,10 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
 }
 
 void polkit_registry_forget_sender(struct polkit_registry *reg, const char *sender) {
-        struct polkit_query *q, *next;
-
         if (!reg || !sender)
                 return;
-        for (q = reg->queries; q; q = next) {
-                next = q->next;
+        LIST_FOREACH_SAFE(queries, q, next, reg->queries)
                 if (strcmp(q->sender, sender) == 0)
                         polkit_query_free(q);
-        }
         start_queued(reg);
 }

@@ -22,9 +22,9 @@
  * denial. The uid and pid come from the bus's credentials (the session
  * recorded them), never from arguments.
  *
- * Fairness: a uid may have at most max_per_uid checks waiting
- * (AuthorizationsPerUser=); beyond, its calls are refused with
- * LimitsExceeded. At most POLKIT_MAX_IN_FLIGHT checks are sent at once, below
+ * Fairness: each waiting check is charged to its uid (user-charges.h,
+ * CHARGE_AUTHORIZATIONS: AuthorizationsPerUser= of POLKIT_MAX_PENDING);
+ * beyond, its calls are refused with LimitsExceeded. At most POLKIT_MAX_IN_FLIGHT checks are sent at once, below
  * dbus-daemon's 128 pending replies per connection, so a flood never makes
  * the bus refuse the broker's calls; later checks wait in order and are
  * sent as answers come back.
@@ -42,6 +42,7 @@
 #include <systemd/sd-bus.h>
 
 struct polkit_registry;
+struct user_charges;
 
 /* Checks waiting for polkit in all (each holds its call's message), and how
  * many are sent to polkit at once. */
@@ -49,11 +50,10 @@ struct polkit_registry;
 #define POLKIT_MAX_IN_FLIGHT 64u
 
 /* @bus is the connection the broker serves on; @bus_is_system tells which
- * subject kind applies. */
-int polkit_registry_new(sd_bus *bus, bool bus_is_system, unsigned max_per_uid, struct polkit_registry **ret);
-/* A new bound (AuthorizationsPerUser= on reload), for checks asked from now
- * on: those already waiting stay. */
-void polkit_registry_set_max_per_uid(struct polkit_registry *reg, unsigned max_per_uid);
+ * subject kind applies; @charges (the broker's, outliving the registry)
+ * bounds the checks waiting per uid and in all. */
+int polkit_registry_new(sd_bus *bus, bool bus_is_system, struct user_charges *charges,
+                        struct polkit_registry **ret);
 struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
 
 /* 1: authorized; 0: pending, return 1 from the handler and expect to be

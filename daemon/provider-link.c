@@ -105,8 +105,13 @@ int provider_link_unregister(struct provider_link *l, struct provider_session *s
         return 0;
 }
 
-int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events) {
-        return l->ops->record(l->provider, events, n_events);
+int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events,
+                         const struct provider_stream_owner *owner) {
+        return l->ops->record(l->provider, events, n_events, owner);
+}
+
+unsigned provider_link_max_record_streams(const struct provider_link *l) {
+        return l->ops->max_record_streams;
 }
 
 bool provider_link_counters(struct provider_link *l, struct provider_counters *ret) {
@@ -117,15 +122,21 @@ bool provider_link_counters(struct provider_link *l, struct provider_counters *r
 }
 
 int provider_link_session_ring(struct provider_link *l, struct provider_session *s, uint32_t requested,
-                               uint32_t *ret_size) {
+                               uint64_t max_bytes, uint32_t *ret_size, uint64_t *ret_mapped) {
         if (!l->ops->session_ring)
                 return -EOPNOTSUPP;
-        return l->ops->session_ring(l->provider, s, requested, ret_size);
+        return l->ops->session_ring(l->provider, s, requested, max_bytes, ret_size, ret_mapped);
+}
+
+void provider_link_session_ring_close(struct provider_link *l, struct provider_session *s) {
+        if (l->ops->session_ring_close)
+                l->ops->session_ring_close(l->provider, s);
 }
 
 int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
-                                  const char *const *patterns, size_t n_patterns) {
+                                  const char *const *patterns, size_t n_patterns,
+                                  const struct provider_stream_owner *owner) {
         if (!l->ops->record_matching)
                 return -EOPNOTSUPP;
-        return l->ops->record_matching(l->provider, events, n_events, patterns, n_patterns);
+        return l->ops->record_matching(l->provider, events, n_events, patterns, n_patterns, owner);
 }

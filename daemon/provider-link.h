@@ -55,8 +55,13 @@ int provider_link_register(struct provider_link *l, struct provider_session *s, 
 int provider_link_unregister(struct provider_link *l, struct provider_session *s, struct write_indexes *indexes,
                              uint32_t write_index);
 
-/* A record stream of @events (uebroker-record.h), or -EOPNOTSUPP. */
-int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events);
+/* A record stream of @events (uebroker-record.h), or -EOPNOTSUPP; @owner
+ * told when it goes (provider_ops.record). */
+int provider_link_record(struct provider_link *l, struct provider_event *const *events, size_t n_events,
+                         const struct provider_stream_owner *owner);
+/* Streams the provider serves at most at once (the pool RecordStreams= is
+ * capped to). */
+unsigned provider_link_max_record_streams(const struct provider_link *l);
 
 /* The data path's counters: false (and nothing in *@ret) when the provider
  * has none. */
@@ -64,8 +69,11 @@ bool provider_link_counters(struct provider_link *l, struct provider_counters *r
 
 /* provider_ops.session_ring, -EOPNOTSUPP without one. */
 int provider_link_session_ring(struct provider_link *l, struct provider_session *s, uint32_t requested,
-                               uint32_t *ret_size);
+                               uint64_t max_bytes, uint32_t *ret_size, uint64_t *ret_mapped);
+/* provider_ops.session_ring_close; nothing without rings. */
+void provider_link_session_ring_close(struct provider_link *l, struct provider_session *s);
 /* A record stream of @events and of the events added later that match
  * @patterns; -EOPNOTSUPP when the provider cannot follow new events. */
 int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
-                                  const char *const *patterns, size_t n_patterns);
+                                  const char *const *patterns, size_t n_patterns,
+                                  const struct provider_stream_owner *owner);

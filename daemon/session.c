@@ -4,13 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
+#include "broker-bus.h"
 #include "bus-caller.h"
 #include "bus-util.h"
 #include "cleanup.h"
+#include "event-registry.h"
+#include "fd-util.h"
 #include "log.h"
-#include "polkit.h"
+#include "provider-link.h"
+#include "ring.h"
 #include "session.h"
+#include "user-charges.h"
 
 static int compare_by_bus_name(const void *a, const void *b) {
         const struct session *x = a, *y = b;
@@ -18,70 +22,37 @@ static int compare_by_bus_name(const void *a, const void *b) {
         return strcmp(x->bus_name, y->bus_name);
 }
 
-struct session *session_find(struct broker *b, const char *bus_name) {
+void session_registry_init(struct session_registry *reg, sd_bus *bus, struct provider_link *link,
+                           struct event_registry *events, struct delivery *delivery, struct user_charges *charges,
+                           const char *config_name, unsigned max) {
+        *reg = (struct session_registry) {
+                .bus = bus,
+                .link = link,
+                .events = events,
+                .delivery = delivery,
+                .charges = charges,
+                .config_name = config_name,
+                .max = max,
+        };
+}
+
+void session_registry_done(struct session_registry *reg) {
+        while (reg->by_bus_name)
+                session_free(*(struct session **) reg->by_bus_name);
+}
+
+struct session *session_find(struct session_registry *reg, const char *bus_name) {
         struct session key = { .bus_name = (char *) bus_name };
-        void *found = tfind(&key, &b->sessions, compare_by_bus_name);
+        void *found = tfind(&key, &reg->by_bus_name, compare_by_bus_name);
 
         return found ? *(struct session **) found : NULL;
-}
-
-/* Sessions holding a provider session, per uid (ClientsPerUser=): counted
- * as they open and close, not by walking every session on each Register. */
-struct uid_sessions {
-        uid_t uid;
-        unsigned n;
-};
-
-static int compare_by_uid(const void *a, const void *b) {
-        const struct uid_sessions *x = a, *y = b;
-
-        return x->uid < y->uid ? -1 : x->uid > y->uid;
-}
-
-unsigned session_count_for_uid(struct broker *b, uid_t uid) {
-        struct uid_sessions key = { .uid = uid };
-        void *found = tfind(&key, &b->uid_sessions, compare_by_uid);
-
-        return found ? (*(struct uid_sessions **) found)->n : 0;
-}
-
-static int uid_sessions_add(struct broker *b, uid_t uid) {
-        struct uid_sessions key = { .uid = uid }, *entry;
-        void *found = tfind(&key, &b->uid_sessions, compare_by_uid);
-
-        if (found) {
-                (*(struct uid_sessions **) found)->n++;
-                return 0;
-        }
-        entry = malloc(sizeof(*entry));
-        if (!entry)
-                return -ENOMEM;
-        *entry = (struct uid_sessions) { .uid = uid, .n = 1 };
-        if (!tsearch(entry, &b->uid_sessions, compare_by_uid)) {
-                free(entry);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static void uid_sessions_remove(struct broker *b, uid_t uid) {
-        struct uid_sessions key = { .uid = uid }, *entry;
-        void *found = tfind(&key, &b->uid_sessions, compare_by_uid);
-
-        if (!found)
-                return;
-        entry = *(struct uid_sessions **) found;
-        if (--entry->n > 0)
-                return;
-        tdelete(entry, &b->uid_sessions, compare_by_uid);
-        free(entry);
 }
 
 /* Lets go of the calls that waited for identification: re-run each
  * (sd_bus_enqueue_for_read) when @error is NULL, else fail it with @error. */
 static void release_waiting(struct session *s, const sd_bus_error *error) {
         for (unsigned i = 0; i < s->n_waiting; i++) {
-                int r = error ? -EIO : sd_bus_enqueue_for_read(s->broker->bus, s->waiting[i]);
+                int r = error ? -EIO : sd_bus_enqueue_for_read(s->registry->bus, s->waiting[i]);
 
                 if (error)
                         (void) sd_bus_reply_method_error(s->waiting[i], error);
@@ -149,18 +120,18 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
 
 static void session_identified(struct session *s) {
         s->identified = true;
-        delivery_ledger_init(&s->ledger, s->broker->delivery, s->bus_name, s->uid, bus_caller_privileged(s->uid));
+        delivery_ledger_init(&s->ledger, s->registry->delivery, s->bus_name, s->uid, bus_caller_privileged(s->uid));
 }
 
 /* Asks the bus who @s is; without a bus daemon (a direct connection) the
  * socket's peer credentials answer at once. */
 static int session_start_identify(struct session *s, sd_bus_message *m) {
-        struct broker *b = s->broker;
+        sd_bus *bus = s->registry->bus;
         uid_t uid;
         pid_t pid;
         int r;
 
-        if (sd_bus_is_bus_client(b->bus) <= 0) {
+        if (sd_bus_is_bus_client(bus) <= 0) {
                 r = bus_caller_identify(m, &uid, &pid);
                 if (r < 0)
                         return r;
@@ -171,35 +142,32 @@ static int session_start_identify(struct session *s, sd_bus_message *m) {
                 session_identified(s);
                 return 1;
         }
-        r = sd_bus_call_method_async(b->bus, &s->identify_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+        r = sd_bus_call_method_async(bus, &s->identify_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                      "org.freedesktop.DBus", "GetConnectionCredentials", on_credentials, s, "s",
                                      s->bus_name);
         return r < 0 ? r : 0;
 }
 
-static int session_new(struct broker *b, const char *bus_name, struct session **ret) {
-        struct session *s;
+static int session_new(struct session_registry *reg, const char *bus_name, struct session **ret) {
+        _cleanup_free_ struct session *s = NULL;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->broker = b;
+        s->registry = reg;
         s->bus_name = strdup(bus_name);
-        if (!s->bus_name) {
-                free(s);
+        if (!s->bus_name)
                 return -ENOMEM;
-        }
-        if (!tsearch(s, &b->sessions, compare_by_bus_name)) {
+        if (!tsearch(s, &reg->by_bus_name, compare_by_bus_name)) {
                 free(s->bus_name);
-                free(s);
                 return -ENOMEM;
         }
-        b->n_sessions++;
-        *ret = s;
+        reg->n++;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
-int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, struct session **ret) {
+int session_identify(struct session_registry *reg, sd_bus_message *m, sd_bus_error *error, struct session **ret) {
         const char *sender = sd_bus_message_get_sender(m);
         struct session *s;
         int r;
@@ -208,18 +176,18 @@ int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, s
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "the call carries no sender name: call the broker through the message bus, "
                                         "not over a direct connection");
-        s = session_find(b, sender);
+        s = session_find(reg, sender);
         if (s && s->identified) {
                 *ret = s;
                 return 1;
         }
         if (!s) {
-                if (b->n_sessions >= b->max_sessions)
+                if (reg->n >= reg->max)
                         return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                                  "the broker already serves %u connections (Clients= in %s); "
                                                  "try again once some have closed",
-                                                 b->max_sessions, broker_config_name(b));
-                r = session_new(b, sender, &s);
+                                                 reg->max, reg->config_name);
+                r = session_new(reg, sender, &s);
                 if (r < 0)
                         return r;
                 r = session_start_identify(s, m);
@@ -250,25 +218,64 @@ int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, s
 }
 
 int session_open_provider(struct session *s) {
-        struct broker *b = s->broker;
+        struct session_registry *reg = s->registry;
         struct provider_peer peer = { .pid = s->pid, .uid = s->uid, .bus_name = s->bus_name };
         int r;
 
         if (s->provider_session)
                 return 0;
-        r = uid_sessions_add(b, s->uid);
+        r = user_charges_take(reg->charges, s->uid, CHARGE_CLIENTS, 1);
         if (r < 0)
-                return r;
-        r = provider_link_session_open(&b->link, &peer, &s->indexes, &s->provider_session);
+                return r == -ENOSPC ? -EDQUOT : r;      /* the pool is Clients=, checked at identification */
+        r = provider_link_session_open(reg->link, &peer, &s->indexes, &s->provider_session);
         if (r < 0)
-                uid_sessions_remove(b, s->uid);
+                user_charges_release(reg->charges, s->uid, CHARGE_CLIENTS, 1);
         return r;
 }
 
-void session_gone(struct broker *b, const char *bus_name) {
-        struct session *s = session_find(b, bus_name);
+int session_open_ring(struct session *s, uint32_t requested, uint32_t *ret_size) {
+        struct session_registry *reg = s->registry;
+        uint64_t room = user_charges_room(reg->charges, s->uid, CHARGE_RING_BYTES), mapped = 0;
+        int fd, r;
 
-        polkit_registry_forget_sender(b->polkit, bus_name);
+        if (!s->provider_session || s->indexes.n_active == 0)
+                return -ENOENT;
+        if (s->ring_bytes > 0)
+                return -EBUSY;
+        /* The smallest ring must fit; which bound it misses tells the
+         * caller whose memory is used up. */
+        r = user_charges_check(reg->charges, s->uid, CHARGE_RING_BYTES, RING_HEADER_SIZE + RING_DATA_MIN);
+        if (r < 0)
+                return r;
+        fd = provider_link_session_ring(reg->link, s->provider_session, requested, room, ret_size, &mapped);
+        if (fd == -EDQUOT)
+                return -ENOSPC;         /* the provider's own smallest ring is bigger */
+        if (fd < 0)
+                return fd;
+        r = user_charges_take(reg->charges, s->uid, CHARGE_RING_BYTES, mapped);
+        if (r < 0) {
+                /* The provider mapped more than the room it was given. */
+                provider_link_session_ring_close(reg->link, s->provider_session);
+                safe_close(fd);
+                return r;
+        }
+        s->ring_bytes = mapped;
+        return fd;
+}
+
+static void session_close_ring(struct session *s) {
+        struct session_registry *reg = s->registry;
+
+        if (s->ring_bytes == 0)
+                return;
+        provider_link_session_ring_close(reg->link, s->provider_session);
+        user_charges_release(reg->charges, s->uid, CHARGE_RING_BYTES, s->ring_bytes);
+        s->ring_bytes = 0;
+}
+
+void session_gone(struct session_registry *reg, const char *bus_name) {
+        struct session *s = session_find(reg, bus_name);
+
         if (!s)
                 return;
         log_debug("Client %s (uid %u, pid %d) went away, releasing its %u registrations.",
@@ -277,17 +284,18 @@ void session_gone(struct broker *b, const char *bus_name) {
 }
 
 struct session *session_free(struct session *s) {
-        struct broker *b;
+        struct session_registry *reg;
 
         if (!s)
                 return NULL;
-        b = s->broker;
+        reg = s->registry;
 
         /* The provider reads what the client still had queued first, while
          * every bound event is still there. */
         if (s->provider_session) {
-                provider_link_session_close(&b->link, s->provider_session);
-                uid_sessions_remove(b, s->uid);
+                user_charges_release(reg->charges, s->uid, CHARGE_RING_BYTES, s->ring_bytes);
+                provider_link_session_close(reg->link, s->provider_session);
+                user_charges_release(reg->charges, s->uid, CHARGE_CLIENTS, 1);
         }
         for (size_t i = 0; i < s->indexes.n; i++) {
                 struct broker_event *ev = s->indexes.entries[i].event;
@@ -295,26 +303,21 @@ struct session *session_free(struct session *s) {
                 if (s->indexes.entries[i].active)
                         ev->n_registrations--;
                 ev->n_bound_sessions--;
-                event_registry_touch(&b->registry, ev);
+                event_registry_touch(reg->events, ev);
         }
         for (unsigned i = 0; i < s->n_waiting; i++)
                 sd_bus_message_unref(s->waiting[i]);
         free(s->waiting);       /* no reply: the caller left, or the broker stops */
         delivery_ledger_done(&s->ledger);
 
-        tdelete(s, &b->sessions, compare_by_bus_name);
-        b->n_sessions--;
+        tdelete(s, &reg->by_bus_name, compare_by_bus_name);
+        reg->n--;
 
         sd_bus_slot_unref(s->identify_slot);
         write_indexes_done(&s->indexes);
         free(s->bus_name);
         free(s);
         return NULL;
-}
-
-void session_free_all(struct broker *b) {
-        while (b->sessions)
-                session_free(*(struct session **) b->sessions);
 }
 
 int session_find_registration(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
@@ -327,11 +330,11 @@ int session_find_registration(struct session *s, struct broker_event *ev, uint32
 }
 
 int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_write_index) {
-        struct broker *b = s->broker;
+        struct session_registry *reg = s->registry;
         unsigned active_before = s->indexes.n_active;
         int r;
 
-        r = provider_link_register(&b->link, s->provider_session, &s->indexes, ev, ev->provider_event,
+        r = provider_link_register(reg->link, s->provider_session, &s->indexes, ev, ev->provider_event,
                                    ret_write_index);
         if (r < 0)
                 return r;
@@ -339,18 +342,20 @@ int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_w
                 ev->n_bound_sessions++;
         if (s->indexes.n_active != active_before)
                 ev->n_registrations++;
-        event_registry_touch(&b->registry, ev);
+        event_registry_touch(reg->events, ev);
         return 0;
 }
 
 int session_unregister(struct session *s, uint32_t write_index) {
-        struct broker *b = s->broker;
+        struct session_registry *reg = s->registry;
         int r;
 
-        r = provider_link_unregister(&b->link, s->provider_session, &s->indexes, write_index);
+        r = provider_link_unregister(reg->link, s->provider_session, &s->indexes, write_index);
         if (r < 0)
                 return r;
         s->indexes.entries[write_index].event->n_registrations--;
-        event_registry_touch(&b->registry, s->indexes.entries[write_index].event);
+        event_registry_touch(reg->events, s->indexes.entries[write_index].event);
+        if (s->indexes.n_active == 0)
+                session_close_ring(s);
         return 0;
 }

@@ -38,9 +38,12 @@
 #include "delivery.h"
 #include "providers/write-indexes.h"
 
-struct broker;
 struct broker_event;
+struct delivery;
+struct event_registry;
+struct provider_link;
 struct provider_session;
+struct user_charges;
 
 /* Calls of one connection that may wait for its identification; more are
  * refused with LimitsExceeded (each held call holds its message). As many
@@ -48,8 +51,23 @@ struct provider_session;
  * honest burst at start-up is never refused. */
 #define SESSION_WAITING_MAX 128u
 
+/* Every session, by bus name, and what sessions need of the broker: owned
+ * by the broker, which gives it the pieces (the registry never reaches
+ * back into the broker). */
+struct session_registry {
+        sd_bus *bus;
+        struct provider_link *link;
+        struct event_registry *events;
+        struct delivery *delivery;
+        struct user_charges *charges;
+        const char *config_name;        /* for messages naming Clients= */
+        void *by_bus_name;              /* tsearch() tree of struct session */
+        unsigned n;
+        unsigned max;                   /* Clients=, lowered to what the fd limit holds */
+};
+
 struct session {
-        struct broker *broker;
+        struct session_registry *registry;
         char *bus_name;
         bool identified;
         uid_t uid;                      /* once identified */
@@ -57,29 +75,42 @@ struct session {
         sd_bus_slot *identify_slot;     /* GetConnectionCredentials in flight */
         sd_bus_message **waiting;       /* until identified */
         unsigned n_waiting;
-        struct provider_session *provider_session;      /* from the first Register */
+        struct provider_session *provider_session;      /* from the first Register; charged CHARGE_CLIENTS */
+        uint64_t ring_bytes;            /* its ring's mapping, charged CHARGE_RING_BYTES; 0: no ring */
         struct write_indexes indexes;   /* its provider session reads them */
         struct delivery_ledger ledger;  /* its replies the bus has not delivered (once identified) */
 };
+
+/* Every pointer is borrowed and must outlive the registry. */
+void session_registry_init(struct session_registry *reg, sd_bus *bus, struct provider_link *link,
+                           struct event_registry *events, struct delivery *delivery, struct user_charges *charges,
+                           const char *config_name, unsigned max);
+/* Frees every session (no replies: the broker stops). */
+void session_registry_done(struct session_registry *reg);
 
 /* The session of the caller of @m, identified. Returns 1 with *ret set; 0
  * when the bus was asked who the caller is: return 1 from the handler, it
  * is re-run with the same message when the answer comes; negative errno
  * with @error set when the caller cannot be served (no sender, not
  * identifiable, too many clients, too many waiting calls). */
-int session_identify(struct broker *b, sd_bus_message *m, sd_bus_error *error, struct session **ret);
+int session_identify(struct session_registry *reg, sd_bus_message *m, sd_bus_error *error, struct session **ret);
 
-/* Opens the provider session (data file, status page) if not yet open. */
+/* Opens the provider session (data file, status page) if not yet open,
+ * charging the connection to its uid: -EDQUOT beyond ClientsPerUser=. */
 int session_open_provider(struct session *s);
 
 /* The connection left the bus: forget it. */
-void session_gone(struct broker *b, const char *bus_name);
+void session_gone(struct session_registry *reg, const char *bus_name);
 
 struct session *session_free(struct session *s);
-struct session *session_find(struct broker *b, const char *bus_name);
-/* Sessions of @uid holding a provider session (ClientsPerUser=). */
-unsigned session_count_for_uid(struct broker *b, uid_t uid);
-void session_free_all(struct broker *b);
+struct session *session_find(struct session_registry *reg, const char *bus_name);
+
+/* A shared-memory ring for the session's data (OpenRing) of about
+ * @requested bytes, charged to its uid within RingMemory= and
+ * RingMemoryPerUserKiB=: its memfd (the caller's) and the size granted;
+ * -ENOENT without a registration, -EBUSY with a ring, -EDQUOT / -ENOSPC
+ * when the uid's share / all the ring memory is used, -EOPNOTSUPP. */
+int session_open_ring(struct session *s, uint32_t requested, uint32_t *ret_size);
 
 /* The write index of @ev if it is registered (active) in this session, or
  * -ENOENT. */
@@ -90,5 +121,6 @@ int session_find_registration(struct session *s, struct broker_event *ev, uint32
  * indexes. */
 int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_write_index);
 /* Deactivates @write_index; it stays bound to its event. -ENOENT when it is
- * not registered (active) in this session. */
+ * not registered (active) in this session. The last registration gone, the
+ * ring goes too (it is charged while it is useful only). */
 int session_unregister(struct session *s, uint32_t write_index);

@@ -85,11 +85,9 @@ static void add(struct user_charges *c, struct user_account *a, enum charge_kind
         c->total[kind] += amount;
 }
 
-int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
-        struct user_account *a;
-
+int user_charges_check(const struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
         switch (charge_decide(&c->bounds.kind[kind], c->total[kind], user_charges_held(c, uid, kind), amount,
-                              bus_caller_privileged(uid))) {
+                              user_charges_exempt(c, uid, kind))) {
         case CHARGE_OVER_SHARE:
                 return -EDQUOT;
         case CHARGE_POOL_FULL:
@@ -97,6 +95,16 @@ int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, 
         case CHARGE_GRANTED:
                 break;
         }
+        return 0;
+}
+
+int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
+        struct user_account *a;
+        int r;
+
+        r = user_charges_check(c, uid, kind, amount);
+        if (r < 0)
+                return r;
         a = account_get(c, uid);
         if (!a)
                 return -ENOMEM;
@@ -125,6 +133,10 @@ void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind ki
         account_trim(c, a);
 }
 
+bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        return c->bounds.kind[kind].privileged_exempt && bus_caller_privileged(uid);
+}
+
 uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
         const struct user_account *a = account_find(c, uid);
 
@@ -137,7 +149,7 @@ uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_
         uint64_t held = user_charges_held(c, uid, kind);
         uint64_t share_room = bound->share > held ? bound->share - held : 0;
 
-        if (bus_caller_privileged(uid) || share_room > pool_room)
+        if (user_charges_exempt(c, uid, kind) || share_room > pool_room)
                 return pool_room;
         return share_room;
 }

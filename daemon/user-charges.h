@@ -6,8 +6,10 @@
  * released in this one place, so that no user can empty a pool for the
  * others: each pool has a bound for all users together and a share, the
  * most one uid may hold of it. Root and the daemon's own uid are exempt
- * from the shares (they could open tracefs themselves) but not from the
- * pools. docs/CONFIGURATION.md lists every pool, its share and where each
+ * from the shares of the pools that say so (they could open tracefs
+ * themselves), never from the pools; ClientsPerUser= and EventsPerUser=
+ * bind root as well, as they always did, so that no runaway service of
+ * root fills the event table either. docs/CONFIGURATION.md lists every pool, its share and where each
  * is set.
  *
  * Charging is a pure decision (charge_decide()) over counters kept here; the
@@ -36,7 +38,8 @@ enum charge_kind {
 
 struct charge_bound {
         uint64_t pool;                  /* all users together */
-        uint64_t share;                 /* one uid (exempt uids excepted) */
+        uint64_t share;                 /* one uid */
+        bool privileged_exempt;         /* root and the daemon's uid have no share */
 };
 
 struct charge_bounds {
@@ -84,12 +87,15 @@ void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds 
 
 /**
  * user_charges_take() - charges @amount of @kind to @uid if charge_decide()
- * grants it (exemption: bus_caller_privileged()).
+ * grants it (exempt: user_charges_exempt()).
  *
  * Returns 0; -EDQUOT when over the uid's share; -ENOSPC when the pool is
  * full; -ENOMEM. Nothing is charged on error.
  */
 int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
+/** user_charges_check() - what user_charges_take() would return, charging
+ * nothing (-ENOMEM aside). */
+int user_charges_check(const struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
 /**
  * user_charges_force() - charges @amount whatever the bounds: for what is
  * held already (events restored from the state file) or was decided by a
@@ -102,6 +108,8 @@ int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind,
  */
 void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
 
+/** user_charges_exempt() - whether @uid has no share of @kind. */
+bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind);
 /** user_charges_held() - what @uid holds of @kind (0 for an unknown uid). */
 uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind);
 /** user_charges_room() - what @uid may still take of @kind: the smaller of

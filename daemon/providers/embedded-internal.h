@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <systemd/sd-event.h>
 
+#include "list.h"
 #include "log.h"
 #include "provider.h"
 #include "record-stream.h"
@@ -62,6 +63,7 @@ struct recorder {
         /* RecordMatching: events added later that match join. */
         char **patterns;
         size_t n_patterns;
+        struct provider_stream_owner owner;
         struct recorder *next, *prev;
 };
 
@@ -82,7 +84,7 @@ struct provider_session {
         size_t ring_map_size;
         bool ring_busy;                 /* polled by the ring timer instead of waking us */
         unsigned ring_idle_ticks;
-        struct provider_session *busy_next, *busy_prev;
+        LIST_FIELDS(struct provider_session, busy);
 };
 
 struct provider {
@@ -98,7 +100,7 @@ struct provider {
         uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
         size_t ring_bytes;              /* mapped for rings, every session's */
         sd_event_source *ring_timer;
-        struct provider_session *ring_busy;
+        LIST_HEAD(struct provider_session, ring_busy);
         uint64_t received;
         uint64_t dropped;
         uint64_t writer_dropped;
@@ -125,7 +127,10 @@ int embedded_ring_init(struct provider *p);
 void embedded_ring_done(struct provider *p);
 /* Opens the session's ring of about @requested data bytes: its memfd
  * (the caller's, to hand out) and in *@ret_size the data size granted. */
-int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size);
+int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint64_t max_bytes,
+                          uint32_t *ret_size, uint64_t *ret_mapped);
+/* provider_ops.session_ring_close: reads what is committed, then unmaps. */
+void embedded_session_ring_close(struct provider *p, struct provider_session *s);
 /* Reads the session's ring: a budget's worth, or with @all everything
  * committed now (bounded by the ring). Decides how it wakes us next. */
 void session_ring_read(struct provider_session *s, bool all);
@@ -138,9 +143,11 @@ void session_ring_poll(struct provider_session *s);
 int embedded_recording_init(struct provider *p);
 /* Frees every recorder; their events are gone already. */
 void embedded_recording_done(struct provider *p);
-int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events);
+int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events,
+                    const struct provider_stream_owner *owner);
 int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
-                             const char *const *patterns, size_t n_patterns);
+                             const char *const *patterns, size_t n_patterns,
+                             const struct provider_stream_owner *owner);
 /* A new event joins the recordings whose patterns match its name; an
  * event going away leaves every recording. */
 void recorders_follow(struct provider *p, struct provider_event *ev);

@@ -26,6 +26,7 @@
  * caller's business. */
 static void recorder_release(struct recorder *r) {
         record_sink_free(r->sink);
+        provider_stream_owner_closed(&r->owner);
         free(r->events);
         event_patterns_free(r->patterns, r->n_patterns);
         free(r);
@@ -149,7 +150,8 @@ void recorders_forget(struct provider *p, struct provider_event *ev) {
 }
 
 static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
-                         const char *const *patterns, size_t n_patterns) {
+                         const char *const *patterns, size_t n_patterns,
+                         const struct provider_stream_owner *owner) {
         _cleanup_(recorder_releasep) struct recorder *r = NULL;
         _cleanup_close_ int consumer_fd = -EBADF;
         int ret;
@@ -189,21 +191,25 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                 r->next->prev = r;
         p->recorders = r;
         p->n_recorders++;
+        if (owner)
+                r->owner = *owner;
         r = NULL;
         return TAKE_FD(consumer_fd);
 }
 
-int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
+int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events,
+                    const struct provider_stream_owner *owner) {
         if (n_events == 0)
                 return -EINVAL;
-        return recorder_open(p, events, n_events, NULL, 0);
+        return recorder_open(p, events, n_events, NULL, 0, owner);
 }
 
 int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
-                             const char *const *patterns, size_t n_patterns) {
+                             const char *const *patterns, size_t n_patterns,
+                             const struct provider_stream_owner *owner) {
         if (n_patterns == 0)
                 return -EINVAL;
-        return recorder_open(p, events, n_events, patterns, n_patterns);
+        return recorder_open(p, events, n_events, patterns, n_patterns, owner);
 }
 
 int embedded_recording_init(struct provider *p) {

@@ -14,11 +14,14 @@
  *
  * Memory: rings are mappings, not descriptors (the memfd is closed once
  * handed out), sized by the client within [RING_DATA_MIN, RING_DATA_MAX]
- * and all together within EMBEDDED_RING_MEMORY_MAX, so that thousands of
- * clients keep the daemon within its fd and memory budget; a client
- * refused a ring writes through its socket as before.
+ * and within what the broker allows the client's uid (RingMemory= and
+ * RingMemoryPerUser=, user-charges.h), so that thousands of clients keep
+ * the daemon within its fd and memory budget; a client refused a ring
+ * writes through its socket as before. A ring lives while its connection
+ * holds a registration (the broker closes it at the last Unregister).
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +31,8 @@
 #include "cleanup.h"
 #include "embedded-internal.h"
 #include "fd-util.h"
+#include "list.h"
 
-#define EMBEDDED_RING_MEMORY_MAX (32u * 1024u * 1024u)
 /* Records read from one ring per wakeup or tick. */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
 #define EMBEDDED_RING_BUSY_RECORDS 64u
@@ -44,20 +47,11 @@ static void ring_set_busy(struct provider_session *s, bool busy) {
         s->ring_busy = busy;
         s->ring_idle_ticks = 0;
         if (busy) {
-                s->busy_prev = NULL;
-                s->busy_next = p->ring_busy;
-                if (p->ring_busy)
-                        p->ring_busy->busy_prev = s;
-                p->ring_busy = s;
+                LIST_PREPEND(busy, p->ring_busy, s);
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
                 return;
         }
-        if (s->busy_prev)
-                s->busy_prev->busy_next = s->busy_next;
-        else
-                p->ring_busy = s->busy_next;
-        if (s->busy_next)
-                s->busy_next->busy_prev = s->busy_prev;
+        LIST_REMOVE(busy, p->ring_busy, s);
         if (!p->ring_busy)
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
 }
@@ -130,11 +124,8 @@ void session_ring_poll(struct provider_session *s) {
 static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
         struct provider *p = userdata;
 
-        for (struct provider_session *s = p->ring_busy, *next; s; s = next) {
-                int n;
-
-                next = s->busy_next;
-                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+        LIST_FOREACH_SAFE(busy, s, next, p->ring_busy) {
+                int n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
                 if (n < 0)
                         continue;
                 s->ring_idle_ticks = (unsigned) n < EMBEDDED_RING_BUSY_RECORDS / 4 ? s->ring_idle_ticks + 1 : 0;
@@ -150,7 +141,8 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
         return 0;
 }
 
-int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size) {
+int embedded_session_ring(struct provider *p, struct provider_session *s, uint32_t requested, uint64_t max_bytes,
+                          uint32_t *ret_size, uint64_t *ret_mapped) {
         _cleanup_close_ int fd = -EBADF;
         uint32_t size = RING_DATA_MIN;
         struct ring_header *h;
@@ -161,10 +153,10 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
                 return -EBUSY;
         while (size < requested && size < RING_DATA_MAX)
                 size *= 2;
-        /* Within the budget, smaller rather than none. */
-        while (p->ring_bytes + RING_HEADER_SIZE + size > EMBEDDED_RING_MEMORY_MAX && size > RING_DATA_MIN)
+        /* Within what the uid may have, smaller rather than none. */
+        while (RING_HEADER_SIZE + size > max_bytes && size > RING_DATA_MIN)
                 size /= 2;
-        if (p->ring_bytes + RING_HEADER_SIZE + size > EMBEDDED_RING_MEMORY_MAX)
+        if (RING_HEADER_SIZE + size > max_bytes)
                 return -EDQUOT;
 
         fd = memfd_new_sized("uebroker-ring", RING_HEADER_SIZE + size);
@@ -183,7 +175,16 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         s->ring_map_size = RING_HEADER_SIZE + size;
         p->ring_bytes += s->ring_map_size;
         *ret_size = size;
+        *ret_mapped = s->ring_map_size;
         return TAKE_FD(fd);
+}
+
+void embedded_session_ring_close(struct provider *p, struct provider_session *s) {
+        assert(s->provider == p);
+        if (!s->ring.header)
+                return;
+        session_ring_read(s, true);
+        session_ring_close(s);
 }
 
 void session_ring_close(struct provider_session *s) {

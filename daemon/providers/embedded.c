@@ -491,6 +491,7 @@ static void embedded_counters(struct provider *p, struct provider_counters *ret)
 const struct provider_ops embedded_provider_ops = {
         .name = "embedded",
         .fds_per_session = 2,   /* the data socket's two ends */
+        .max_record_streams = EMBEDDED_RECORDERS_MAX,
         .probe = embedded_probe,
         .new = embedded_new,
         .free = embedded_free,
@@ -507,4 +508,5 @@ const struct provider_ops embedded_provider_ops = {
         .record_matching = embedded_record_matching,
         .counters = embedded_counters,
         .session_ring = embedded_session_ring,
+        .session_ring_close = embedded_session_ring_close,
 };

@@ -118,11 +118,28 @@ struct provider_counters {
         uint64_t lost;                  /* records a record stream missed (consumer too slow) */
 };
 
+/* Who a record stream is charged to (the broker's share of streams per
+ * uid): the provider calls @closed(@userdata) exactly once, when it lets
+ * the stream go (its consumer closed it, or the provider stops), never from
+ * within record() or record_matching() and never when they fail. */
+struct provider_stream_owner {
+        void (*closed)(void *userdata);
+        void *userdata;
+};
+
+static inline void provider_stream_owner_closed(struct provider_stream_owner *o) {
+        if (o->closed)
+                o->closed(o->userdata);
+        *o = (struct provider_stream_owner) {};
+}
+
 struct provider_ops {
         const char *name;
         /* Descriptors the daemon holds per session, to size Clients= against
          * the fd limit. */
         unsigned fds_per_session;
+        /* Record streams it serves at once (RecordStreams= is capped to it). */
+        unsigned max_record_streams;
 
         /* 1 if usable on this machine, 0 if not (with a malloc()ed reason in
          * *ret_reason when not NULL), negative errno on failure. */
@@ -163,26 +180,37 @@ struct provider_ops {
         /* A stream of records of @events for a consumer (uebroker-record.h);
          * returns the consumer's descriptor (owned by the caller), or
          * -EOPNOTSUPP if this provider leaves recording to the kernel's
-         * tools. */
-        int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events);
+         * tools, -EUSERS when it has all the streams it can serve. @owner
+         * (copied) is told when the stream goes. */
+        int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events,
+                      const struct provider_stream_owner *owner);
         /* Optional (NULL: RecordMatching is not supported): the same for
          * the events given (which match @patterns; maybe none yet), and each
          * event added later (event_add) whose name matches one of
          * @patterns (event-pattern.h; at most EVENT_PATTERNS_MAX) joins the
          * stream. */
         int (*record_matching)(struct provider *p, struct provider_event *const *events, size_t n_events,
-                               const char *const *patterns, size_t n_patterns);
+                               const char *const *patterns, size_t n_patterns,
+                               const struct provider_stream_owner *owner);
 
         /* The data path's counters; NULL when the daemon is not on the data
          * path. */
         void (*counters)(struct provider *p, struct provider_counters *ret);
 
         /* A shared-memory ring for the session (ring.h) of about @requested
-         * data bytes: returns its memfd (the caller's, to hand out) with
-         * the data size granted in *@ret_size; -EBUSY when the session has
-         * one, -EDQUOT when rings use all the memory allowed. NULL: the
-         * provider has none. */
-        int (*session_ring)(struct provider *p, struct provider_session *s, uint32_t requested, uint32_t *ret_size);
+         * data bytes, mapping (header included) at most @max_bytes, which
+         * the broker charged to the session's uid (user-charges.h):
+         * returns its memfd (the caller's, to hand out) with the data size
+         * granted in *@ret_size and the bytes mapped in *@ret_mapped;
+         * -EBUSY when the session has one, -EDQUOT when even the smallest
+         * ring exceeds @max_bytes. NULL: the provider has none. */
+        int (*session_ring)(struct provider *p, struct provider_session *s, uint32_t requested, uint64_t max_bytes,
+                            uint32_t *ret_size, uint64_t *ret_mapped);
+        /* Reads what the session's ring holds committed, then unmaps it:
+         * the client's later ring writes are not read (it asks for a new
+         * ring when it registers again). Nothing without a ring. NULL
+         * when session_ring is. */
+        void (*session_ring_close)(struct provider *p, struct provider_session *s);
 };
 
 extern const struct provider_ops embedded_provider_ops;

@@ -461,6 +461,7 @@ struct tracefs_recording {
         struct tracefs_recorder *recorder;
         char **patterns;        /* RecordMatching: events added later join */
         size_t n_patterns;
+        struct provider_stream_owner owner;
         struct tracefs_recording *next, *prev;
 };
 
@@ -476,6 +477,7 @@ static void recording_free(struct tracefs_recording *r) {
         set->n--;
         tracefs_recorder_free(r->recorder);
         event_patterns_free(r->patterns, r->n_patterns);
+        provider_stream_owner_closed(&r->owner);
         free(r);
 }
 
@@ -513,7 +515,8 @@ void tracefs_recordings_done(struct tracefs_recordings *set) {
 }
 
 int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
-                            size_t n_events, const char *const *patterns, size_t n_patterns) {
+                            size_t n_events, const char *const *patterns, size_t n_patterns,
+                            const struct provider_stream_owner *owner) {
         struct tracefs_recording *r;
         int fd = -EBADF, k;
 
@@ -546,6 +549,8 @@ int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs
                 r->next->prev = r;
         set->list = r;
         set->n++;
+        if (owner)
+                r->owner = *owner;
         return fd;
 }
 

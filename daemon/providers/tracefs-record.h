@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "provider.h"
 #include "record-sink.h"
 
 struct tracefs_record_event {
@@ -60,9 +61,10 @@ void tracefs_recordings_done(struct tracefs_recordings *set);
  * whose name matches one of @patterns (maybe none; not both none).
  * Returns the consumer's descriptor, -EUSERS beyond TRACEFS_RECORDINGS_MAX,
  * or another negative errno (EADDRINUSE: a name the kernel has with other
- * fields). */
+ * fields). @owner (may be NULL) as provider_ops.record says. */
 int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
-                            size_t n_events, const char *const *patterns, size_t n_patterns);
+                            size_t n_events, const char *const *patterns, size_t n_patterns,
+                            const struct provider_stream_owner *owner);
 
 /* A new event joins the recordings whose patterns match its name. */
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event);

@@ -545,7 +545,8 @@ static int upstream_session_unregister(struct provider *p, struct provider_sessi
 }
 
 static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
-                         const char *const *patterns, size_t n_patterns) {
+                         const char *const *patterns, size_t n_patterns,
+                         const struct provider_stream_owner *owner) {
         _cleanup_free_ struct tracefs_record_event *wanted = NULL;
 
         wanted = calloc(n_events ?: 1, sizeof(*wanted));
@@ -556,23 +557,26 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                         .name = events[i]->def->name,
                         .reg_string = events[i]->reg_string,
                 };
-        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns);
+        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns, owner);
 }
 
-static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        return recorder_open(p, events, n_events, NULL, 0);
+static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events,
+                        const struct provider_stream_owner *owner) {
+        return recorder_open(p, events, n_events, NULL, 0, owner);
 }
 
 static int upstream_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
-                                    const char *const *patterns, size_t n_patterns) {
+                                    const char *const *patterns, size_t n_patterns,
+                                    const struct provider_stream_owner *owner) {
         if (n_patterns == 0)
                 return -EINVAL;
-        return recorder_open(p, events, n_events, patterns, n_patterns);
+        return recorder_open(p, events, n_events, patterns, n_patterns, owner);
 }
 
 const struct provider_ops upstream_provider_ops = {
         .name = "upstream",
         .fds_per_session = 2,   /* the data file and the read-only page descriptor (plus one mapping) */
+        .max_record_streams = TRACEFS_RECORDINGS_MAX,
         .probe = upstream_probe,
         .new = upstream_new,
         .free = upstream_free,

@@ -333,7 +333,8 @@ static int v1_session_unregister(struct provider *p, struct provider_session *s,
 }
 
 static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
-                         const char *const *patterns, size_t n_patterns) {
+                         const char *const *patterns, size_t n_patterns,
+                         const struct provider_stream_owner *owner) {
         _cleanup_free_ struct tracefs_record_event *wanted = NULL;
 
         wanted = calloc(n_events ?: 1, sizeof(*wanted));
@@ -341,24 +342,27 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                 return -ENOMEM;
         for (size_t i = 0; i < n_events; i++)
                 wanted[i] = (struct tracefs_record_event) { .name = events[i]->def->name };
-        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns);
+        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns, owner);
 }
 
 /* A tracefs instance per recording, as on upstream (tracefs-record.c). */
-static int v1_record(struct provider *p, struct provider_event *const *events, size_t n_events) {
-        return recorder_open(p, events, n_events, NULL, 0);
+static int v1_record(struct provider *p, struct provider_event *const *events, size_t n_events,
+                  const struct provider_stream_owner *owner) {
+        return recorder_open(p, events, n_events, NULL, 0, owner);
 }
 
 static int v1_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
-                              const char *const *patterns, size_t n_patterns) {
+                              const char *const *patterns, size_t n_patterns,
+                              const struct provider_stream_owner *owner) {
         if (n_patterns == 0)
                 return -EINVAL;
-        return recorder_open(p, events, n_events, patterns, n_patterns);
+        return recorder_open(p, events, n_events, patterns, n_patterns, owner);
 }
 
 const struct provider_ops v1_provider_ops = {
         .name = "v1",
         .fds_per_session = 2,   /* the data file and its write-only handle (the status page is shared) */
+        .max_record_streams = TRACEFS_RECORDINGS_MAX,
         .probe = v1_probe,
         .new = v1_new,
         .free = v1_free,

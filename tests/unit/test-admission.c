@@ -27,10 +27,22 @@ static const struct admission_limits limits = {
         .unused_expiry_usec = 6 * HOUR_USEC,
 };
 
+static struct user_charges charges;
+
+/* No bound of the charges' own: the test is about the registry. */
+static void charges_init(void) {
+        struct charge_bounds unbounded;
+
+        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
+                unbounded.kind[k] = (struct charge_bound) { .pool = UINT64_MAX, .share = UINT64_MAX };
+        user_charges_init(&charges, &unbounded);
+}
+
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
         ck_assert_int_eq(provider_link_start(&provider_link, event, &embedded_provider_ops, NULL), 0);
-        event_registry_init(reg, &provider_link);
+        charges_init();
+        event_registry_init(reg, &provider_link, &charges);
         reg->now_usec = fake_clock;
         fake_now = 100 * HOUR_USEC;
 }
@@ -53,7 +65,7 @@ static struct broker_event *add(const char *name, uid_t owner) {
 }
 
 static enum admission decide(uid_t uid, struct broker_event **victim) {
-        return admission_for_new_event(reg, uid, fake_now, &limits, victim);
+        return admission_for_new_event(reg, uid, false, fake_now, &limits, victim);
 }
 
 START_TEST(test_room_admits_without_victim) {
@@ -87,6 +99,23 @@ START_TEST(test_user_at_limit_all_in_use_is_refused) {
         add("b1", 2000);
         ck_assert_int_eq(decide(1000, &victim), ADMISSION_USER_FULL);
         ck_assert_ptr_null(victim);
+        for (int i = 0; i < 3; i++)
+                a[i]->n_registrations = 0;
+}
+END_TEST
+
+START_TEST(test_exempt_caller_has_no_share_but_the_table) {
+        struct broker_event *a[3] = { add("a1", 1000), add("a2", 1000), add("a3", 1000) }, *victim;
+
+        for (int i = 0; i < 3; i++)
+                a[i]->n_registrations = 1;
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, true, fake_now, &limits, &victim), ADMISSION_ADMIT);
+        add("a4", 1000);
+        add("a5", 1000);
+        add("a6", 1000);
+        /* Table full, its own unused events go first. */
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, true, fake_now, &limits, &victim), ADMISSION_EVICT);
+        ck_assert_str_eq(victim->def->name, "a4");
         for (int i = 0; i < 3; i++)
                 a[i]->n_registrations = 0;
 }
@@ -157,6 +186,7 @@ static Suite *admission_suite(void) {
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_room_admits_without_victim);
+        tcase_add_test(tc, test_exempt_caller_has_no_share_but_the_table);
         tcase_add_test(tc, test_user_at_limit_evicts_only_its_own);
         tcase_add_test(tc, test_user_at_limit_all_in_use_is_refused);
         tcase_add_test(tc, test_full_table_keeps_other_users_events_until_expiry);

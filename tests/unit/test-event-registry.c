@@ -14,28 +14,46 @@
 #include <unistd.h>
 #include <systemd/sd-event.h>
 
-#include "broker.h"
 #include "event-registry.h"
+#include "ring.h"
 #include "session.h"
 #include "status-text.h"
+#include "user-charges.h"
 
 static sd_event *event;
-/* Sessions reach the registry through their broker: the test's registry is
- * the broker's. */
-static struct broker broker;
-static struct event_registry *const reg = &broker.registry;
+static struct provider_link plink;
+static struct user_charges charges;
+static struct event_registry registry, *const reg = &registry;
+/* Sessions without a bus: identification is not tested here. */
+static struct session_registry sessions;
+
+/* Small shares, so that the tests reach them. */
+static const struct charge_bounds test_bounds = {
+        .kind = {
+                [CHARGE_CLIENTS] = { .pool = 100, .share = 2 },
+                [CHARGE_EVENTS] = { .pool = STATUS_INDEX_MAX, .share = STATUS_INDEX_MAX },
+                [CHARGE_RING_BYTES] = { .pool = 1u << 20, .share = 3u * (RING_HEADER_SIZE + RING_DATA_MIN) },
+        },
+};
 
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
-        broker = (struct broker) { .event = event };
-        ck_assert_int_eq(provider_link_start(&broker.link, event, &embedded_provider_ops, NULL), 0);
-        event_registry_init(reg, &broker.link);
+        ck_assert_int_eq(provider_link_start(&plink, event, &embedded_provider_ops, NULL), 0);
+        user_charges_init(&charges, &test_bounds);
+        event_registry_init(reg, &plink, &charges);
+        session_registry_init(&sessions, NULL, &plink, reg, NULL, &charges, "test.conf", 100);
 }
 
 static void teardown(void) {
+        session_registry_done(&sessions);
         event_registry_done(reg);
         ck_assert_uint_eq(reg->n_events, 0);
-        provider_link_stop(&broker.link);
+        provider_link_stop(&plink);
+        /* Everything charged was released. */
+        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
+                ck_assert_uint_eq(charges.total[k], 0);
+        ck_assert_uint_eq(charges.n_accounts, 0);
+        user_charges_done(&charges);
         event = sd_event_unref(event);
 }
 
@@ -161,7 +179,7 @@ START_TEST(test_status_follows_recorders_and_remove_clears) {
         int fd;
 
         ck_assert_uint_eq(broker_event_status(reg, ev), 0);
-        fd = provider_link_record(&broker.link, &pe, 1);
+        fd = provider_link_record(&plink, &pe, 1, NULL);
         ck_assert_int_ge(fd, 0);
         ck_assert_uint_eq(broker_event_status(reg, ev), EVENT_STATUS_OTHER);
 
@@ -190,22 +208,31 @@ static unsigned count_in_use(uid_t owner) {
 
 /* Write indexes (session.c) */
 
-/* A session around a provider session, without session_identify()'s bus
- * tracking; session_free() releases it like any other. */
-static struct session *session_without_bus(void) {
+/* A session of @uid without session_identify()'s bus tracking (not in the
+ * registry's tree); session_free() releases it like any other. Returns
+ * what session_open_provider() did in *ret_opened. */
+static struct session *session_of_uid(uid_t uid, int *ret_opened) {
         struct session *s = calloc(1, sizeof(*s));
 
         ck_assert_ptr_nonnull(s);
-        broker.n_sessions++;
-        s->broker = &broker;
+        sessions.n++;
+        s->registry = &sessions;
         s->bus_name = strdup(":test");
         ck_assert_ptr_nonnull(s->bus_name);
         s->identified = true;
-        s->uid = getuid();
+        s->uid = uid;
         s->pid = getpid();
-        ck_assert_int_eq(session_count_for_uid(&broker, s->uid), 0);
-        ck_assert_int_eq(session_open_provider(s), 0);
-        ck_assert_int_eq(session_count_for_uid(&broker, s->uid), 1);
+        *ret_opened = session_open_provider(s);
+        return s;
+}
+
+static struct session *session_without_bus(void) {
+        uint64_t before = user_charges_held(&charges, getuid(), CHARGE_CLIENTS);
+        int opened;
+        struct session *s = session_of_uid(getuid(), &opened);
+
+        ck_assert_int_eq(opened, 0);
+        ck_assert_uint_eq(user_charges_held(&charges, s->uid, CHARGE_CLIENTS), before + 1);
         return s;
 }
 
@@ -257,14 +284,15 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(c->n_registrations, 0);
         ck_assert_uint_eq(d->n_registrations, 0);
         ck_assert_uint_eq(a->n_bound_sessions + b->n_bound_sessions + c->n_bound_sessions + d->n_bound_sessions, 0);
-        ck_assert_uint_eq(broker.n_sessions, 0);
+        ck_assert_uint_eq(sessions.n, 0);
+        ck_assert_uint_eq(user_charges_held(&charges, getuid(), CHARGE_CLIENTS), 0);
 }
 END_TEST
 
 /* Opens a record stream of @ev (status byte non-zero until closed). */
 static int record(struct broker_event *ev) {
         struct provider_event *pe = ev->provider_event;
-        int fd = provider_link_record(&broker.link, &pe, 1);
+        int fd = provider_link_record(&plink, &pe, 1, NULL);
 
         ck_assert_int_ge(fd, 0);
         ck_assert_uint_ne(broker_event_status(reg, ev), 0);

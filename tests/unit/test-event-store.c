@@ -18,10 +18,22 @@ static sd_event *event;
 static struct provider_link provider_link;
 static struct event_registry registry, *const reg = &registry;
 
+static struct user_charges charges;
+
+/* No bound of the charges' own: the test is about the registry. */
+static void charges_init(void) {
+        struct charge_bounds unbounded;
+
+        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
+                unbounded.kind[k] = (struct charge_bound) { .pool = UINT64_MAX, .share = UINT64_MAX };
+        user_charges_init(&charges, &unbounded);
+}
+
 static void setup(void) {
         ck_assert_int_eq(sd_event_new(&event), 0);
         ck_assert_int_eq(provider_link_start(&provider_link, event, &embedded_provider_ops, NULL), 0);
-        event_registry_init(reg, &provider_link);
+        charges_init();
+        event_registry_init(reg, &provider_link, &charges);
 }
 
 static void teardown(void) {
@@ -60,7 +72,8 @@ START_TEST(test_round_trip_restores_names_owners_fields) {
         add("rt_b char[16] who; u64 n", 4294967294u);
         text = event_store_format(reg);
         event_registry_done(reg);
-        event_registry_init(reg, &provider_link);
+        charges_init();
+        event_registry_init(reg, &provider_link, &charges);
 
         ck_assert_int_eq(parse(text), 2);
         ev = event_registry_find(reg, "rt_b");
@@ -169,14 +182,16 @@ START_TEST(test_save_load_through_a_directory) {
         ck_assert_int_eq(stat(path, &st), 0);
         ck_assert_uint_eq(st.st_mode & 0777, 0600);
         event_registry_done(reg);
-        event_registry_init(reg, &provider_link);
+        charges_init();
+        event_registry_init(reg, &provider_link, &charges);
         ck_assert_int_eq(event_store_load(reg, dir), 1);
         ck_assert_uint_eq(event_registry_find(reg, "saved")->owner_uid, 7);
 
         /* Writable by others: not the broker's file, not read. */
         ck_assert_int_eq(chmod(path, 0666), 0);
         event_registry_done(reg);
-        event_registry_init(reg, &provider_link);
+        charges_init();
+        event_registry_init(reg, &provider_link, &charges);
         ck_assert_int_eq(event_store_load(reg, dir), -EPERM);
         ck_assert_uint_eq(reg->n_events, 0);
         ck_assert_int_eq(unlink(path), 0);

@@ -21,7 +21,7 @@ static struct charge_bounds test_bounds(void) {
         struct charge_bounds b = {};
 
         for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
-                b.kind[k] = (struct charge_bound) { .pool = 100, .share = 25 };
+                b.kind[k] = (struct charge_bound) { .pool = 100, .share = 25, .privileged_exempt = k != CHARGE_CLIENTS };
         return b;
 }
 
@@ -87,6 +87,10 @@ START_TEST(test_root_exempt_from_share_not_pool) {
         user_charges_release(&c, 0, CHARGE_EVENTS, 10);
         ck_assert_uint_eq(user_charges_room(&c, 0, CHARGE_EVENTS), 10);
         ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_EVENTS), 5);
+        /* A pool whose share binds root too. */
+        ck_assert(!user_charges_exempt(&c, 0, CHARGE_CLIENTS));
+        ck_assert_int_eq(user_charges_take(&c, 0, CHARGE_CLIENTS, 25), 0);
+        ck_assert_int_eq(user_charges_take(&c, 0, CHARGE_CLIENTS, 1), -EDQUOT);
         user_charges_done(&c);
 }
 END_TEST

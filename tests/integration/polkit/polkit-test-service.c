@@ -28,6 +28,7 @@
 #include "bus-departures.h"
 #include "log.h"
 #include "polkit.h"
+#include "user-charges.h"
 
 #define SERVICE_NAME "org.uebroker1.PolkitTest"
 #define SERVICE_OBJECT "/org/uebroker1/PolkitTest"
@@ -35,6 +36,7 @@
 #define POLKIT_TEST_MAX_PER_UID 16u
 
 struct service {
+        struct user_charges charges;    /* the waiting checks per uid, as the broker's */
         struct polkit_registry *polkit;
         sd_bus_slot *departures;
         sd_bus_message *abandoned;      /* the Abandon call seen once already */
@@ -172,7 +174,10 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Cannot attach the bus: %m"), EXIT_FAILURE;
 
-        r = polkit_registry_new(bus, !address, POLKIT_TEST_MAX_PER_UID, &svc.polkit);
+        user_charges_init(&svc.charges, &(struct charge_bounds) {
+                .kind[CHARGE_AUTHORIZATIONS] = { .pool = POLKIT_MAX_PENDING, .share = POLKIT_TEST_MAX_PER_UID },
+        });
+        r = polkit_registry_new(bus, !address, &svc.charges, &svc.polkit);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up polkit checks: %m"), EXIT_FAILURE;
         r = bus_departures_watch(bus, on_departure, &svc, &svc.departures);
@@ -197,5 +202,6 @@ finish:
         sd_bus_message_unref(svc.abandoned);
         sd_bus_slot_unref(svc.departures);
         polkit_registry_free(svc.polkit);
+        user_charges_done(&svc.charges);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
