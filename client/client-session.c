@@ -429,8 +429,10 @@ static int register_answer_apply(struct ueb_client *c, struct ueb_event *e, sd_b
                 r = session_adopt(c, data_fd, status_fd, owner);
                 if (r < 0)
                         return r;
-                ueb_ring_open_start(c);
         }
+        /* The first registration, or the first since the last went (the
+         * broker released the ring with it). */
+        ueb_ring_open_start(c);
 
         pthread_rwlock_wrlock(&c->swap_lock);
         e->write_index = write_index;
@@ -517,6 +519,13 @@ struct unregister_answer {
         int result;
 };
 
+static bool any_registered(const struct ueb_client *c) {
+        for (const struct ueb_event *e = c->events; e; e = e->next)
+                if (e->state == UEB_EVENT_REGISTERED)
+                        return true;
+        return false;
+}
+
 static int on_unregister_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         struct unregister_answer *answer = userdata;
         int r = 0;
@@ -527,7 +536,11 @@ static int on_unregister_answer(sd_bus_message *reply, void *userdata, sd_bus_er
                 r = answer_refused(answer->client, sd_bus_message_get_error(reply), "Unregister");
                 if (r == 0)
                         r = -ENOTCONN;
-        }
+        } else if (!any_registered(answer->client))
+                /* The broker released the ring with the connection's last
+                 * registration: what was written to it is read, nothing
+                 * later would be. The next Register asks for a new one. */
+                ueb_ring_drop(answer->client);
         answer->result = r;
         answer->answered = true;
         return 0;

@@ -1028,6 +1028,40 @@ static int property_get_delivery(sd_bus *bus, const char *path, const char *inte
                                      "bus-statistics", (uint64_t) st.bus_statistics);
 }
 
+/* The pools of user-charges.h a client draws from: what all users hold,
+ * the pool's bound and one uid's share. */
+static int property_get_pools(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        static const struct {
+                const char *key;
+                enum charge_kind kind;
+        } pools[] = {
+                { "clients", CHARGE_CLIENTS },
+                { "events", CHARGE_EVENTS },
+                { "authorizations", CHARGE_AUTHORIZATIONS },
+                { "ring-bytes", CHARGE_RING_BYTES },
+                { "record-streams", CHARGE_RECORD_STREAMS },
+                { "reply-fds", CHARGE_REPLY_FDS },
+                { "reply-bytes", CHARGE_REPLY_BYTES },
+                { "replies-held", CHARGE_REPLIES_HELD },
+        };
+        struct broker *b = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sttt)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
+                const struct charge_bound *bound = &b->charges.bounds.kind[pools[i].kind];
+
+                r = sd_bus_message_append(reply, "(sttt)", pools[i].key, b->charges.total[pools[i].kind], bound->pool,
+                                          bound->share);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -1036,6 +1070,7 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_PROPERTY("ActiveEvents", "u", property_get_active_events, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
         SD_BUS_PROPERTY("Delivery", "a{st}", property_get_delivery, 0, 0),
+        SD_BUS_PROPERTY("Pools", "a(sttt)", property_get_pools, 0, 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
                                  SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
@@ -1224,7 +1259,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                         log_info("Restored %d events and their owners from %s.", r, b->state_dir);
         }
 
-        r = delivery_new(event, bus, &DELIVERY_LIMITS_DEFAULT, &b->delivery);
+        r = delivery_new(event, bus, &DELIVERY_LIMITS_DEFAULT, &b->charges, &b->delivery);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the delivery accounting: %m");
         session_registry_init(&b->sessions, bus, &b->link, &b->registry, b->delivery, &b->charges,

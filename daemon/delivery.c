@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
-#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,18 +26,11 @@ struct held_reply {
         LIST_FIELDS(struct held_reply, held);
 };
 
-/* What one uid has pinned and held, for its share. */
-struct uid_usage {
-        uid_t uid;
-        struct delivery_usage usage;
-};
-
 struct delivery {
         sd_event *event;
         sd_bus *bus;
         struct delivery_limits limits;
-        struct delivery_usage all;
-        void *uids;                                     /* tsearch() tree of struct uid_usage */
+        struct user_charges *charges;                   /* borrowed: what each uid has pinned and held */
         LIST_HEAD(struct held_reply, held);             /* oldest first */
         struct held_reply *held_tail;
         LIST_HEAD(struct delivery_ledger, pinned);      /* ledgers with something pinned */
@@ -63,52 +55,45 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-static int compare_uid(const void *a, const void *b) {
-        const struct uid_usage *x = a, *y = b;
-
-        return x->uid < y->uid ? -1 : x->uid > y->uid;
+/* What @uid has pinned and held, as user-charges.h counts it. */
+static struct delivery_usage usage_of(const struct delivery *d, uid_t uid) {
+        return (struct delivery_usage) {
+                .pinned = {
+                        .fds = (unsigned) user_charges_held(d->charges, uid, CHARGE_REPLY_FDS),
+                        .bytes = user_charges_held(d->charges, uid, CHARGE_REPLY_BYTES),
+                },
+                .held = (unsigned) user_charges_held(d->charges, uid, CHARGE_REPLIES_HELD),
+        };
 }
 
-static struct uid_usage *uid_usage_find(struct delivery *d, uid_t uid) {
-        struct uid_usage key = { .uid = uid };
-        void *found = tfind(&key, &d->uids, compare_uid);
-
-        return found ? *(struct uid_usage **) found : NULL;
+/* What all users have pinned and held. */
+static struct delivery_usage usage_all(const struct delivery *d) {
+        return (struct delivery_usage) {
+                .pinned = {
+                        .fds = (unsigned) d->charges->total[CHARGE_REPLY_FDS],
+                        .bytes = d->charges->total[CHARGE_REPLY_BYTES],
+                },
+                .held = (unsigned) d->charges->total[CHARGE_REPLIES_HELD],
+        };
 }
 
-static struct uid_usage *uid_usage_get(struct delivery *d, uid_t uid) {
-        struct uid_usage *u = uid_usage_find(d, uid);
-
-        if (u)
-                return u;
-        u = calloc(1, sizeof(*u));
-        if (!u)
-                return NULL;
-        u->uid = uid;
-        if (!tsearch(u, &d->uids, compare_uid)) {
-                free(u);
-                return NULL;
-        }
-        return u;
-}
-
-static void uid_usage_trim(struct delivery *d, struct uid_usage *u) {
-        if (!u || !delivery_cost_is_zero(u->usage.pinned) || u->usage.held > 0)
-                return;
-        tdelete(u, &d->uids, compare_uid);
-        free(u);
+/* delivery_decide() is the rule for replies (a reply is sent or held, not
+ * refused, at a share): the charges follow what it decided. */
+static void charge(struct delivery *d, uid_t uid, enum charge_kind kind, uint64_t amount) {
+        if (amount > 0 && user_charges_force(d->charges, uid, kind, amount) < 0)
+                log_debug("Out of memory counting uid %u's replies.", (unsigned) uid);
 }
 
 static void watch_arm(struct delivery *d);
 
-static void pin(struct delivery_ledger *l, struct uid_usage *u, struct delivery_cost cost) {
+static void pin(struct delivery_ledger *l, struct delivery_cost cost) {
         struct delivery *d = l->delivery;
 
         if (d->unconfirmable)
                 return;
         delivery_cost_add(&l->pinned, cost);
-        delivery_cost_add(&u->usage.pinned, cost);
-        delivery_cost_add(&d->all.pinned, cost);
+        charge(d, l->uid, CHARGE_REPLY_FDS, cost.fds);
+        charge(d, l->uid, CHARGE_REPLY_BYTES, cost.bytes);
         if (!l->listed && !delivery_cost_is_zero(l->pinned)) {
                 LIST_PREPEND(pinned_list, d->pinned, l);
                 l->listed = true;
@@ -119,18 +104,14 @@ static void pin(struct delivery_ledger *l, struct uid_usage *u, struct delivery_
 
 static void unpin(struct delivery_ledger *l, struct delivery_cost cost) {
         struct delivery *d = l->delivery;
-        struct uid_usage *u = uid_usage_find(d, l->uid);
 
         if (cost.fds > l->pinned.fds)
                 cost.fds = l->pinned.fds;
         if (cost.bytes > l->pinned.bytes)
                 cost.bytes = l->pinned.bytes;
         delivery_cost_sub(&l->pinned, cost);
-        delivery_cost_sub(&d->all.pinned, cost);
-        if (u) {
-                delivery_cost_sub(&u->usage.pinned, cost);
-                uid_usage_trim(d, u);
-        }
+        user_charges_release(d->charges, l->uid, CHARGE_REPLY_FDS, cost.fds);
+        user_charges_release(d->charges, l->uid, CHARGE_REPLY_BYTES, cost.bytes);
         if (l->listed && delivery_cost_is_zero(l->pinned)) {
                 LIST_REMOVE(pinned_list, d->pinned, l);
                 l->listed = false;
@@ -312,35 +293,23 @@ static void probe_start(struct delivery_ledger *l) {
 
 /* Held replies */
 
-static struct delivery_usage *usage_of(struct uid_usage *u) {
-        static struct delivery_usage none;
-
-        return u ? &u->usage : &none;
-}
-
 static void held_remove(struct delivery *d, struct held_reply *h) {
-        struct uid_usage *u = uid_usage_find(d, h->ledger->uid);
-
         if (d->held_tail == h)
                 d->held_tail = h->held_prev;
         LIST_REMOVE(held, d->held, h);
-        d->all.held--;
         h->ledger->n_held--;
-        if (u) {
-                u->usage.held--;
-                uid_usage_trim(d, u);
-        }
+        user_charges_release(d->charges, h->ledger->uid, CHARGE_REPLIES_HELD, 1);
         sd_bus_message_unref(h->reply);
         free(h);
 }
 
-static int send_now(struct delivery_ledger *l, struct uid_usage *u, sd_bus_message *reply, struct delivery_cost cost) {
+static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost) {
         int r = sd_bus_send(l->delivery->bus, reply, NULL);
 
         if (r < 0)
                 return r;
         l->delivery->sent++;
-        pin(l, u, cost);
+        pin(l, cost);
         probe_start(l);
         return 0;
 }
@@ -349,17 +318,17 @@ static int send_now(struct delivery_ledger *l, struct uid_usage *u, sd_bus_messa
 static void flush_held(struct delivery *d) {
         LIST_FOREACH_SAFE(held, h, next, d->held) {
                 struct delivery_ledger *l = h->ledger;
-                struct uid_usage *u = uid_usage_find(d, l->uid);
+                struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
                 int r;
 
-                if (delivery_decide(&d->limits, &d->all, usage_of(u), l->privileged, h->cost, false) != DELIVERY_SEND)
+                if (delivery_decide(&d->limits, &all, &user, l->privileged, h->cost, false) != DELIVERY_SEND)
                         continue;
                 r = sd_bus_send(d->bus, h->reply, NULL);
                 if (r < 0)
                         log_debug_errno(r, "Cannot send a held reply to %s: %m", l->bus_name);
                 else {
                         d->sent++;
-                        pin(l, u, h->cost);
+                        pin(l, h->cost);
                 }
                 held_remove(d, h);
                 probe_start(l);
@@ -368,24 +337,16 @@ static void flush_held(struct delivery *d) {
 
 int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold) {
         struct delivery *d = l->delivery;
-        struct uid_usage *u = uid_usage_get(d, l->uid);
+        struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
         struct held_reply *h;
 
-        if (!u)
-                return -ENOMEM;
-        switch (delivery_decide(&d->limits, &d->all, &u->usage, l->privileged, cost, may_hold)) {
-        case DELIVERY_SEND: {
-                int r = send_now(l, u, reply, cost);
-
-                uid_usage_trim(d, u);
-                return r;
-        }
+        switch (delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold)) {
+        case DELIVERY_SEND:
+                return send_now(l, reply, cost);
         case DELIVERY_HOLD:
                 h = calloc(1, sizeof(*h));
-                if (!h) {
-                        uid_usage_trim(d, u);
+                if (!h)
                         return -ENOMEM;
-                }
                 *h = (struct held_reply) { .reply = sd_bus_message_ref(reply), .cost = cost, .ledger = l };
                 h->held_prev = d->held_tail;
                 if (d->held_tail)
@@ -393,33 +354,28 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct deliv
                 else
                         d->held = h;
                 d->held_tail = h;
-                d->all.held++;
-                u->usage.held++;
+                charge(d, l->uid, CHARGE_REPLIES_HELD, 1);
                 l->n_held++;
                 d->held_total++;
                 return 1;
         case DELIVERY_REFUSE:
         default:
                 d->refused++;
-                uid_usage_trim(d, u);
                 return -EBUSY;
         }
 }
 
 int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
         struct delivery *d = l->delivery;
-        struct uid_usage *u = uid_usage_get(d, l->uid);
+        struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
         int r;
 
-        if (!u)
-                return -ENOMEM;
-        if (delivery_decide(&d->limits, &d->all, &u->usage, l->privileged, cost, false) != DELIVERY_SEND) {
+        if (delivery_decide(&d->limits, &all, &user, l->privileged, cost, false) != DELIVERY_SEND) {
                 d->refused++;
-                uid_usage_trim(d, u);
                 return -EBUSY;
         }
         d->sent++;
-        pin(l, u, cost);
+        pin(l, cost);
         /* sd-bus sends the reply once the filter returns: ask from the
          * next turn of the loop, so the question follows it. */
         if (l->probe || l->retry || l->probe_queued)
@@ -432,13 +388,13 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
 
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold) {
         struct delivery *d = l->delivery;
+        struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
 
-        return delivery_decide(&d->limits, &d->all, usage_of(uid_usage_find(d, l->uid)), l->privileged, cost,
-                               may_hold);
+        return delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold);
 }
 
 void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret) {
-        *ret = *usage_of(uid_usage_find(d, uid));
+        *ret = usage_of(d, uid);
 }
 
 struct delivery_cost delivery_error_cost(const sd_bus_error *error) {
@@ -482,6 +438,7 @@ void delivery_ledger_done(struct delivery_ledger *l) {
 /* The watch on the broker's own queue */
 
 static void log_stall(struct delivery *d, uint64_t queued, uint64_t stuck_usec) {
+        struct delivery_usage all = usage_all(d);
         unsigned suppressed = 0, shown = 0;
         char who[512] = "";
         size_t len = 0;
@@ -503,7 +460,7 @@ static void log_stall(struct delivery *d, uint64_t queued, uint64_t stuck_usec) 
         }
         log_warning("The bus has taken none of the broker's %" PRIu64 " queued messages for %" PRIu64 " s. Replies "
                     "not yet delivered: %u fds, %" PRIu64 " bytes on %u connections%s%s%s%s",
-                    queued, stuck_usec / 1000000u, d->all.pinned.fds, d->all.pinned.bytes, d->pinned_connections,
+                    queued, stuck_usec / 1000000u, all.pinned.fds, all.pinned.bytes, d->pinned_connections,
                     shown ? ", among them " : "", who, d->pinned_connections > shown ? ", ..." : "",
                     suppressed ? " (earlier such reports not logged)" : "");
         d->stall_logged = true;
@@ -545,7 +502,7 @@ void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
         uint64_t now = now_usec();
 
         *ret = (struct delivery_stats) {
-                .all = d->all,
+                .all = usage_all(d),
                 .pinned_connections = d->pinned_connections,
                 .sent = d->sent,
                 .held = d->held_total,
@@ -560,7 +517,8 @@ void delivery_count_dropped(struct delivery *d) {
         d->dropped++;
 }
 
-int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *limits, struct delivery **ret) {
+int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *limits, struct user_charges *charges,
+                 struct delivery **ret) {
         struct delivery *d;
         int r;
 
@@ -570,6 +528,7 @@ int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *lim
         d->event = sd_event_ref(event);
         d->bus = sd_bus_ref(bus);
         d->limits = *limits;
+        d->charges = charges;
         d->stall_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(60u * 1000000u, 1u);
         /* Without a bus daemon (a direct connection) nobody holds our
          * messages but the peer's socket. */
@@ -585,10 +544,6 @@ int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *lim
         return 0;
 }
 
-static void free_uid_usage(void *p) {
-        free(p);
-}
-
 struct delivery *delivery_free(struct delivery *d) {
         if (!d)
                 return NULL;
@@ -599,7 +554,6 @@ struct delivery *delivery_free(struct delivery *d) {
                 sd_bus_message_unref(h->reply);
                 free(h);
         }
-        tdestroy(d->uids, free_uid_usage);
         sd_event_source_disable_unref(d->watch);
         sd_bus_unref(d->bus);
         sd_event_unref(d->event);

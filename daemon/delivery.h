@@ -43,6 +43,7 @@
 
 #include "delivery-budget.h"
 #include "list.h"
+#include "user-charges.h"
 
 #define DELIVERY_PROBES_MAX 32u
 
@@ -76,9 +77,13 @@ struct delivery_stats {
 };
 
 /** delivery_new() - the broker's delivery accounting on @bus.
- * @limits is copied (delivery_set_limits() changes it). Returns 0 or a
- * negative errno; *@ret is owned by the caller (delivery_free()). */
-int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *limits, struct delivery **ret);
+ * @limits is copied (delivery_set_limits() changes it). What each uid has
+ * pinned and held is charged to @charges (borrowed; must outlive the
+ * delivery) as CHARGE_REPLY_FDS, CHARGE_REPLY_BYTES and CHARGE_REPLIES_HELD.
+ * Returns 0 or a negative errno; *@ret is owned by the caller
+ * (delivery_free()). */
+int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *limits, struct user_charges *charges,
+                 struct delivery **ret);
 /** delivery_free() - drops held replies unsent; the ledgers must be done
  * first. Returns NULL. */
 struct delivery *delivery_free(struct delivery *d);

@@ -99,6 +99,32 @@ static int print_delivery(sd_bus *bus) {
         return 0;
 }
 
+/* The Pools property (daemon/user-charges.h): what all users hold of each
+ * pool, of its bound, and one uid's share. Nothing from an older broker. */
+static int print_pools(sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint64_t held, pool, share;
+        const char *key;
+        int r;
+
+        r = sd_bus_get_property(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "Pools", &error, &reply,
+                                "a(sttt)");
+        if (r < 0)
+                return sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_PROPERTY) ? 0 :
+                       uebctl_call_failed("Pools", r, &error);
+        r = sd_bus_message_enter_container(reply, 'a', "(sttt)");
+        if (r > 0)
+                printf("\nPools (held by all users / bound / one uid's share):\n");
+        while (r > 0 && (r = sd_bus_message_read(reply, "(sttt)", &key, &held, &pool, &share)) > 0)
+                printf("  %-16s %" PRIu64 " / %" PRIu64 " / %" PRIu64 "\n", key, held, pool, share);
+        if (r < 0) {
+                fprintf(stderr, "error: Pools: unexpected reply\n");
+                return 1;
+        }
+        return 0;
+}
+
 static int print_status_text(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -116,7 +142,9 @@ static int print_status_text(sd_bus *bus) {
         uebctl_pager_open();
         fputs(text, stdout);
         r = print_record_counters(bus);
-        return r != 0 ? r : print_delivery(bus);
+        if (r == 0)
+                r = print_delivery(bus);
+        return r != 0 ? r : print_pools(bus);
 }
 
 static void append_event_text(struct strbuf *sb, const struct uebctl_event_info *e) {
