@@ -44,6 +44,11 @@ close.
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
                                                     descriptors checked), timed
+    hostile-client.py ADDRESS rings N SIZE EVENT    N connections, each registers EVENT and opens
+                                                    a ring of SIZE bytes; reports, then on a line
+                                                    unregisters everything and reports again, holds
+    hostile-client.py ADDRESS streams N PATTERN     N RecordMatching streams on one connection,
+                                                    never read; reports, holds
 """
 
 import json
@@ -427,6 +432,50 @@ def cmd_victim(address, n, prefix):
                       'seconds': times}), flush=True)
 
 
+def summary(results, **extra):
+    return json.dumps(dict({'ok': sum(1 for r in results if r['ok']),
+                            'errors': sorted({r['error'] for r in results if not r['ok']}),
+                            'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}, **extra))
+
+
+def cmd_rings(address, n, size, event):
+    conns, results, sizes = [], [], []
+    for _ in range(int(n)):
+        conn = connect(address)
+        data_fd, status_fd, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's',
+                                                                (f'{event} u32 a',), timeout=60)
+        os.close(data_fd.take())
+        os.close(status_fd.take())
+        conns.append((conn, write_index))
+        try:
+            ring_fd, data_size = conn.call_blocking(BROKER, PATH, INTERFACE, 'OpenRing', 'u', (int(size),), timeout=60)
+            os.close(ring_fd.take())
+            sizes.append(int(data_size))
+            results.append({'ok': True})
+        except dbus.exceptions.DBusException as e:
+            results.append({'ok': False, 'error': e.get_dbus_name(), 'message': e.get_dbus_message()})
+    print(summary(results, bytes=sum(sizes)), flush=True)
+    sys.stdin.readline()
+    for conn, write_index in conns:
+        conn.call_blocking(BROKER, PATH, INTERFACE, 'Unregister', 'u', (write_index,), timeout=60)
+    print(json.dumps({'unregistered': len(conns)}), flush=True)
+    sys.stdin.read()
+
+
+def cmd_streams(address, n, pattern):
+    conn = connect(address)
+    streams, results = [], []
+    for _ in range(int(n)):
+        try:
+            fd = conn.call_blocking(BROKER, PATH, INTERFACE, 'RecordMatching', 'as', ([pattern],), timeout=60)
+            streams.append(fd.take())
+            results.append({'ok': True})
+        except dbus.exceptions.DBusException as e:
+            results.append({'ok': False, 'error': e.get_dbus_name(), 'message': e.get_dbus_message()})
+    print(summary(results), end='')
+    wait_stdin()
+
+
 def cmd_repeat(address, n, command):
     conn = connect(address)
     print(json.dumps(register(conn, command)), flush=True)
@@ -443,7 +492,8 @@ def main():
                 'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
-                'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer}
+                'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer,
+                'rings': cmd_rings, 'streams': cmd_streams}
     commands[command](address, *args)
 
 

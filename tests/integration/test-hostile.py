@@ -800,6 +800,69 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(delta['recorded'] + delta['lost'], delta['received'], delta)
         self.assertAlive()
 
+    def pools(self):
+        conn = dbus.bus.BusConnection(ARGS.address)
+        try:
+            pools = conn.call_blocking(BROKER, PATH, 'org.freedesktop.DBus.Properties', 'Get', 'ss',
+                                       (INTERFACE, 'Pools'), timeout=30)
+            return {str(name): (int(held), int(pool), int(share)) for name, held, pool, share in pools}
+        finally:
+            conn.close()
+
+    def test_n_rings_take_one_users_share_and_go_with_the_last_registration(self):
+        # Issue #18: one uid got 1 MiB rings on 36 connections and
+        # unregistered everything; the rings stayed, and another uid was
+        # refused one. Its share (a quarter of RingMemoryKiB=32768) stops it;
+        # Unregister of the last event releases each ring.
+        held, pool, share = self.pools()['ring-bytes']
+        self.assertEqual((held, pool, share), (0, 32768 * 1024, 8192 * 1024))
+        attack = Holder(ATTACKER, 'rings', 36, 1 << 20, 'ring_hog')
+        try:
+            out = attack.result()
+            self.assertLess(out['ok'], 36, out)
+            self.assertEqual(out['errors'], [QUOTA_EXCEEDED], out)
+            self.assertIn(f'uid {ATTACKER} has used its share of the memory for rings (RingMemoryPerUserKiB=8192',
+                          out['messages'][0])
+            self.assertLessEqual(self.pools()['ring-bytes'][0], share)
+            self.assertGreater(self.pools()['ring-bytes'][0], share - (2 << 20))
+            victim = Holder(VICTIM, 'rings', 1, 1 << 20, 'ring_other')
+            try:
+                self.assertEqual(victim.result()['ok'], 1)
+                victim_bytes = self.pools()['ring-bytes'][0] - out['bytes']
+                attack.proc.stdin.write('\n')
+                attack.proc.stdin.flush()
+                self.assertEqual(attack.result(), {'unregistered': 36})
+                # The attacker's connections stay, its rings do not.
+                self.assertTrue(wait_for(lambda: self.pools()['ring-bytes'][0] <= victim_bytes + 4096 * 2, 20),
+                                self.pools())
+            finally:
+                victim.close()
+        finally:
+            attack.close()
+        self.assertTrue(wait_for(lambda: self.pools()['ring-bytes'][0] == 0, 20), self.pools())
+        self.assertAlive()
+
+    def test_o_record_streams_take_one_users_share(self):
+        # Issue #18: 64 RecordMatching calls from one connection took
+        # every stream; now a uid gets a quarter of RecordStreams=64.
+        self.assertEqual(self.pools()['record-streams'], (0, 64, 16))
+        attack = Holder(ATTACKER, 'streams', 20, 'ring_*')
+        try:
+            out = attack.result()
+            self.assertEqual(out['ok'], 16, out)
+            self.assertEqual(out['errors'], [QUOTA_EXCEEDED], out)
+            self.assertIn(f'uid {ATTACKER} already has 16 record streams open (RecordStreamsPerUser=', out['messages'][0])
+            other = Holder(VICTIM, 'streams', 1, 'ring_*')
+            try:
+                self.assertEqual(other.result()['ok'], 1)
+                self.assertEqual(self.pools()['record-streams'][0], 17)
+            finally:
+                other.close()
+        finally:
+            attack.close()
+        self.assertTrue(wait_for(lambda: self.pools()['record-streams'][0] == 0, 20), self.pools())
+        self.assertAlive()
+
     def test_m_each_method_asks_polkit_its_own_action(self):
         # Issue #19: which action a real call asks for, method by method,
         # as an unprivileged uid against the stand-in (which logs each
