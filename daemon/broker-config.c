@@ -69,6 +69,8 @@ static const struct limit_key limit_keys[] = {
         { "RecordStreams", offsetof(struct broker_limits, record_streams), 1, BROKER_CONFIG_RECORD_STREAMS_MAX },
         { "RecordStreamsPerUser", offsetof(struct broker_limits, record_streams_per_user), 1,
           BROKER_CONFIG_RECORD_STREAMS_MAX },
+        { "NewEventsPerUserPerMinute", offsetof(struct broker_limits, new_events_per_user_per_minute), 1,
+          BROKER_CONFIG_LIMIT_MAX },
 };
 
 const char *const broker_config_default_dropin_dirs[] = {
@@ -92,6 +94,7 @@ void broker_limits_init_default(struct broker_limits *limits) {
                 .outgoing_queue = 1024,
                 .ring_memory_kib = 32u * 1024u,
                 .record_streams = 64,
+                .new_events_per_user_per_minute = 60,
         };
 }
 

@@ -23,6 +23,10 @@
  *     RecordStreams=64            record streams open at once, all users
  *                                 (capped to what the provider serves)
  *     RecordStreamsPerUser=       ... one uid (default: a quarter)
+ *     NewEventsPerUserPerMinute=60
+ *                                 events one uid may create a minute, after a
+ *                                 first EventsPerUser= at once (each is an
+ *                                 EventAdded, an eviction an EventRemoved)
  *
  *     [Reservations]
  *     hello_tick=user:alice       see name-reservation.h
@@ -38,6 +42,7 @@
  *     OutgoingQueue                             16..65536
  *     RingMemoryKiB, RingMemoryPerUserKiB       16..1048576
  *     RecordStreams, RecordStreamsPerUser       1..1024
+ *     NewEventsPerUserPerMinute                 1..65536
  *
  * A reservation's key is an event name ([A-Za-z_][A-Za-z0-9_-]*, at most
  * EVENT_NAME_MAX bytes) or a non-empty prefix of one followed by a single
@@ -88,6 +93,7 @@ struct broker_limits {
         unsigned ring_memory_per_user_kib;      /* 0: a quarter of ring_memory_kib */
         unsigned record_streams;
         unsigned record_streams_per_user;       /* 0: a quarter of the streams the provider serves */
+        unsigned new_events_per_user_per_minute;
 };
 
 struct broker_config {
@@ -107,7 +113,8 @@ struct broker_config {
 #define BROKER_CONFIG_WARNINGS_MAX 32u
 #define BROKER_CONFIG_DROPINS_MAX 256u
 #define BROKER_CONFIG_RESERVATIONS_MAX 4096u
-#define BROKER_CONFIG_LIMIT_MAX 65536u                          /* EventsPerClient, ClientsPerUser, Clients, OutgoingQueue */
+#define BROKER_CONFIG_LIMIT_MAX 65536u                          /* EventsPerClient, ClientsPerUser, Clients, OutgoingQueue,
+                                                                 * NewEventsPerUserPerMinute */
 #define BROKER_CONFIG_AUTHORIZATIONS_MAX 1024u                  /* AuthorizationsPerUser */
 #define BROKER_CONFIG_EXPIRY_MIN 60u                            /* UnusedEventExpirySec */
 #define BROKER_CONFIG_EXPIRY_MAX (365u * 24u * 60u * 60u)

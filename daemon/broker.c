@@ -311,6 +311,25 @@ static int refuse_admission(struct broker *b, enum admission verdict, uid_t uid,
                                  name, broker_max_events(b), broker_config_name(b), b->limits.unused_event_expiry_sec);
 }
 
+/* Each new event is an EventAdded to every listener (and an eviction an
+ * EventRemoved, and a state-file rewrite): a uid creates them at the
+ * rate of NewEventsPerUserPerMinute=, after EventsPerUser= at once. */
+static int take_new_event(struct broker *b, uid_t uid, const char *name, sd_bus_error *error) {
+        uint64_t wait_usec = 0;
+        int r;
+
+        r = user_charges_take_rate(&b->charges, uid, RATE_NEW_EVENTS, &wait_usec);
+        if (r == -EDQUOT)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "cannot create event %s: uid %u creates new events too often (%u a minute "
+                                         "after the first %u, NewEventsPerUserPerMinute= in %s); try again in %"
+                                         PRIu64 " ms, or register the events it already has",
+                                         name, (unsigned) uid, b->limits.new_events_per_user_per_minute,
+                                         b->limits.events_per_user, broker_config_name(b),
+                                         (wait_usec + 999u) / 1000u);
+        return r;
+}
+
 /* An evicted event, kept until the Register that evicted it has committed:
  * eviction, creation and registration succeed or fail together, and on
  * failure the victim is put back as it was (unused, same owner and
@@ -435,6 +454,9 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                                                   b->registry.now_usec(), &limits, &victim);
                 if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
                         return refuse_admission(b, verdict, s->uid, def->name, error);
+                r = take_new_event(b, s->uid, def->name, error);
+                if (r < 0)
+                        return r;
         }
 
         /* Change state: provider session, event, registration. */
@@ -1217,6 +1239,9 @@ static struct charge_bounds broker_charge_bounds(const struct broker *b, unsigne
         bounds.kind[CHARGE_REPLY_FDS] = (struct charge_bound) { d.max_fds, d.fds_per_uid, true };
         bounds.kind[CHARGE_REPLY_BYTES] = (struct charge_bound) { d.max_bytes, d.bytes_per_uid, true };
         bounds.kind[CHARGE_REPLIES_HELD] = (struct charge_bound) { d.max_held, d.held_per_uid, true };
+        /* A program's whole set of events at once, then a steady trickle. */
+        bounds.rate[RATE_NEW_EVENTS] = (struct rate_bound) { l->events_per_user, l->new_events_per_user_per_minute,
+                                                             true };
         return bounds;
 }
 

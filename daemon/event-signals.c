@@ -45,15 +45,19 @@ static void pending_change_free(struct pending_change *c) {
         free(c);
 }
 
-static void drop_pending(struct event_signals *s) {
-        while (s->first) {
-                struct pending_change *c = s->first;
+static void pop_pending(struct event_signals *s) {
+        struct pending_change *c = s->first;
 
-                s->first = c->next;
-                tdelete(c, &s->by_name, compare_by_name);
-                pending_change_free(c);
-        }
-        s->last = NULL;
+        s->first = c->next;
+        if (!s->first)
+                s->last = NULL;
+        tdelete(c, &s->by_name, compare_by_name);
+        pending_change_free(c);
+}
+
+static void drop_pending(struct event_signals *s) {
+        while (s->first)
+                pop_pending(s);
 }
 
 static void emit(struct event_signals *s, const char *member, const char *types, ...) {
@@ -74,7 +78,8 @@ static void emit(struct event_signals *s, const char *member, const char *types,
 }
 
 static void send_batch(struct event_signals *s) {
-        for (struct pending_change *c = s->first; c; c = c->next) {
+        for (unsigned n = 0; s->first && n < EVENT_SIGNALS_BATCH_MAX; n++, pop_pending(s)) {
+                struct pending_change *c = s->first;
                 struct broker_event *ev = event_registry_find(s->reg, c->name);
                 _cleanup_free_ char *fields = ev ? event_def_fields_text(ev->def) : NULL;
                 struct event_presence now = {
@@ -94,7 +99,8 @@ static void send_batch(struct event_signals *s) {
                 if (bits & EVENT_SIGNAL_ADDED)
                         emit(s, "EventAdded", "ssu", c->name, fields, (uint32_t) now.owner);
         }
-        drop_pending(s);
+        /* The rest go with the next batch (on_timer()), in order, still
+         * coalesced. */
 
         if (s->reg->n_events != s->announced_active) {
                 int r = sd_bus_emit_properties_changed(s->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "ActiveEvents",
@@ -111,7 +117,10 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
 
         s->last_batch_usec = usec;
         send_batch(s);
-        return 0;
+        /* What did not fit goes one interval later; else sleep. */
+        if (s->first)
+                return sd_event_source_set_time(source, usec + s->interval_usec);
+        return sd_event_source_set_enabled(source, SD_EVENT_OFF);
 }
 
 static void schedule(struct event_signals *s) {
@@ -128,7 +137,7 @@ static void schedule(struct event_signals *s) {
         else
                 r = sd_event_add_time(s->event, &s->timer, CLOCK_MONOTONIC, when, 0, on_timer, s);
         if (r >= 0)
-                r = sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+                r = sd_event_source_set_enabled(s->timer, SD_EVENT_ON);
         if (r < 0)
                 log_warning_errno(r, "Cannot schedule the EventAdded/EventRemoved signals: %m");
 }

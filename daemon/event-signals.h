@@ -11,7 +11,9 @@
  * last. A batch compares each changed event's state with the one last
  * announced (event-change.h): per event and interval at most one
  * EventRemoved and one EventAdded, nothing when it changed back, and a
- * Register of a known event changes nothing. The signals carry what
+ * Register of a known event changes nothing. A batch carries at most
+ * EVENT_SIGNALS_BATCH_MAX changed events, the rest go with the next one.
+ * The signals carry what
  * ListEvents shows every caller (docs/DECISIONS.md, "Signals").
  */
 
@@ -22,6 +24,10 @@
 #include "event-registry.h"
 
 #define EVENT_SIGNALS_INTERVAL_USEC (200u * 1000u)
+/* Changed events per batch (each at most an EventRemoved and an
+ * EventAdded); more wait for the next batch, so the signals of all users
+ * together stay within 2 * 64 per 200 ms. */
+#define EVENT_SIGNALS_BATCH_MAX 64u
 
 struct event_signals;
 

@@ -211,11 +211,12 @@ static int load_config(const struct options *o, struct broker_config *config, ch
         }
         log_debug("Limits from %s: EventsPerClient=%u ClientsPerUser=%u Events=%u CommandLength=%u EventsPerUser=%u "
                   "Clients=%u AuthorizationsPerUser=%u UnusedEventExpirySec=%u OutgoingQueue=%u RingMemoryKiB=%u "
-                  "RingMemoryPerUserKiB=%u RecordStreams=%u RecordStreamsPerUser=%u (0: a quarter); %zu reservations",
+                  "RingMemoryPerUserKiB=%u RecordStreams=%u RecordStreamsPerUser=%u (0: a quarter) "
+                  "NewEventsPerUserPerMinute=%u; %zu reservations",
                   path, l->events_per_client, l->clients_per_user, l->events, l->command_length, l->events_per_user,
                   l->clients, l->authorizations_per_user, l->unused_event_expiry_sec, l->outgoing_queue,
                   l->ring_memory_kib, l->ring_memory_per_user_kib, l->record_streams, l->record_streams_per_user,
-                  config->reservations.n);
+                  l->new_events_per_user_per_minute, config->reservations.n);
         return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <search.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bus-caller.h"
 #include "user-charges.h"
@@ -11,7 +12,29 @@
 struct user_account {
         uid_t uid;
         uint64_t held[_CHARGE_KIND_MAX];
+        struct token_bucket rate[_RATE_KIND_MAX];
 };
+
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static void bucket_refill(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec) {
+        uint64_t elapsed = now_usec > bucket->updated_usec ? now_usec - bucket->updated_usec : 0;
+
+        /* elapsed * per_minute, without overflow: compared by division. */
+        if (bound->per_minute > 0) {
+                if (elapsed > bucket->used / bound->per_minute)
+                        bucket->used = 0;
+                else
+                        bucket->used -= elapsed * bound->per_minute;
+        }
+        if (now_usec > bucket->updated_usec)
+                bucket->updated_usec = now_usec;
+}
 
 enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
                                   bool exempt) {
@@ -20,6 +43,24 @@ enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t tot
         if (total > bound->pool || amount > bound->pool - total)
                 return CHARGE_POOL_FULL;
         return CHARGE_GRANTED;
+}
+
+bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
+                 uint64_t *ret_wait_usec) {
+        uint64_t room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
+
+        bucket_refill(bound, bucket, now_usec);
+        if (bucket->used <= room && RATE_TAKE_UNITS <= room - bucket->used) {
+                bucket->used += RATE_TAKE_UNITS;
+                return true;
+        }
+        if (ret_wait_usec) {
+                uint64_t short_by = bucket->used + RATE_TAKE_UNITS - room;
+
+                *ret_wait_usec = bound->per_minute ? (short_by + bound->per_minute - 1) / bound->per_minute
+                                                   : UINT64_MAX;
+        }
+        return false;
 }
 
 uint64_t charge_default_share(uint64_t pool) {
@@ -62,18 +103,23 @@ static void account_trim(struct user_charges *c, struct user_account *a) {
         for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
                 if (a->held[k] > 0)
                         return;
+        for (unsigned k = 0; k < _RATE_KIND_MAX; k++) {
+                bucket_refill(&c->bounds.rate[k], &a->rate[k], c->now_usec());
+                if (a->rate[k].used > 0)
+                        return;
+        }
         tdelete(a, &c->by_uid, compare_uid);
         c->n_accounts--;
         free(a);
 }
 
 void user_charges_init(struct user_charges *c, const struct charge_bounds *bounds) {
-        *c = (struct user_charges) { .bounds = *bounds };
+        *c = (struct user_charges) { .bounds = *bounds, .now_usec = monotonic_usec };
 }
 
 void user_charges_done(struct user_charges *c) {
         tdestroy(c->by_uid, free);
-        *c = (struct user_charges) { .bounds = c->bounds };
+        *c = (struct user_charges) { .bounds = c->bounds, .now_usec = c->now_usec };
 }
 
 void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds *bounds) {
@@ -131,6 +177,20 @@ void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind ki
         a->held[kind] -= amount;
         c->total[kind] -= amount;
         account_trim(c, a);
+}
+
+int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {
+        const struct rate_bound *bound = &c->bounds.rate[kind];
+        struct user_account *a;
+
+        if (bound->privileged_exempt && bus_caller_privileged(uid))
+                return 0;
+        a = account_get(c, uid);
+        if (!a)
+                return -ENOMEM;
+        if (!rate_decide(bound, &a->rate[kind], c->now_usec(), ret_wait_usec))
+                return -EDQUOT;         /* kept: it has taken from its bucket */
+        return 0;
 }
 
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind) {

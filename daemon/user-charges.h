@@ -42,8 +42,35 @@ struct charge_bound {
         bool privileged_exempt;         /* root and the daemon's uid have no share */
 };
 
+/*
+ * Rates: how often one uid may do something that costs everyone (a new
+ * event is an EventAdded to every listener, an eviction an EventRemoved,
+ * a state-file rewrite), as a token bucket: @burst at once, then
+ * @per_minute.
+ */
+enum rate_kind {
+        RATE_NEW_EVENTS,                /* events created: NewEventsPerUserPerMinute=, burst EventsPerUser= */
+        _RATE_KIND_MAX,
+};
+
+struct rate_bound {
+        uint64_t burst;                 /* taken at once from a full bucket */
+        uint64_t per_minute;            /* refilled */
+        bool privileged_exempt;
+};
+
+/* Zeroed: full. What was taken, in 1/60,000,000 of a take (a take is
+ * RATE_TAKE_UNITS), as of @updated_usec. */
+struct token_bucket {
+        uint64_t used;
+        uint64_t updated_usec;
+};
+
+#define RATE_TAKE_UNITS UINT64_C(60000000)      /* microseconds per minute */
+
 struct charge_bounds {
         struct charge_bound kind[_CHARGE_KIND_MAX];
+        struct rate_bound rate[_RATE_KIND_MAX];
 };
 
 enum charge_verdict {
@@ -63,6 +90,17 @@ enum charge_verdict {
 enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
                                   bool exempt);
 
+/**
+ * rate_decide() - may one more take come out of @bucket at @now_usec?
+ *
+ * Refills @bucket to @now_usec, then takes one if @bound allows it. Returns
+ * true when taken; false, with *@ret_wait_usec how long until one would
+ * be, when not. A clock that went back refills nothing. Pure apart from
+ * @bucket; thread-safe on distinct buckets.
+ */
+bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
+                 uint64_t *ret_wait_usec);
+
 /* A share of a fixed fraction of its pool: the default when none is
  * configured. At least 1 when the pool has room for anything. */
 #define CHARGE_SHARE_DIVISOR 4u
@@ -73,6 +111,7 @@ struct user_charges {
         uint64_t total[_CHARGE_KIND_MAX];
         struct charge_bounds bounds;
         unsigned n_accounts;
+        uint64_t (*now_usec)(void);     /* CLOCK_MONOTONIC; tests set their own */
 };
 
 /** user_charges_init() - empty counters with @bounds (copied). */
@@ -107,6 +146,17 @@ int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind,
  * caller can never release more than the uid holds.
  */
 void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
+
+/**
+ * user_charges_take_rate() - one take of @kind for @uid, if its bucket
+ * allows (rate_decide(); exempt: root and the daemon's uid when the bound
+ * says so).
+ *
+ * Returns 0; -EDQUOT when too soon, with *@ret_wait_usec how long until it
+ * would not be; -ENOMEM. A uid's bucket is kept while it holds anything or
+ * has taken from it lately, so leaving and coming back does not refill it.
+ */
+int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec);
 
 /** user_charges_exempt() - whether @uid has no share of @kind. */
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind);

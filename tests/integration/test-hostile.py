@@ -85,10 +85,13 @@ BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Config
 </busconfig>
 '''
 
+# NewEventsPerUserPerMinute= out of the way of the tests that churn on
+# purpose; test_p has its own.
 BROKER_CONFIG = '''[Limits]
 Events=48
 EventsPerUser=8
 UnusedEventExpirySec=3600
+NewEventsPerUserPerMinute=65536
 
 [Reservations]
 reserved_tick=user:{owner}
@@ -101,6 +104,13 @@ UNREAD_CONFIG = '''[Limits]
 Events=600
 EventsPerUser=600
 EventsPerClient=600
+UnusedEventExpirySec=3600
+'''
+
+# For the churn of new names: NewEventsPerUserPerMinute= at its default.
+CHURN_CONFIG = '''[Limits]
+Events=600
+EventsPerUser=8
 UnusedEventExpirySec=3600
 '''
 ATTACKER, VICTIM = USERS[8], USERS[9]
@@ -863,6 +873,85 @@ class HostileTest(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.pools()['record-streams'][0] == 0, 20), self.pools())
         self.assertAlive()
 
+    def monitor_signals(self, action):
+        """(time, member, name) of every EventAdded and EventRemoved the
+        broker broadcast while @action ran, and its result."""
+        # To a file: a pipe nobody reads until the end would stop the
+        # monitor, and the bus would hold the rest of the signals for it.
+        path = os.path.join(TMP, 'monitor.txt')
+        with open(path, 'w') as out_file:
+            monitor = subprocess.Popen(['dbus-monitor', '--address', ARGS.address,
+                                        f"type='signal',sender='{BROKER}',interface='{INTERFACE}'"],
+                                       stdout=out_file, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1)
+            result = action()
+            time.sleep(1.5)         # the last batches
+        finally:
+            monitor.terminate()
+            monitor.wait(timeout=30)
+        signals, member = [], None
+        with open(path) as f:
+            for line in f:
+                found = re.search(r'time=([0-9.]+) .*member=(EventAdded|EventRemoved)', line)
+                if found:
+                    member = (float(found.group(1)), found.group(2))
+                elif member and line.strip().startswith('string "'):
+                    signals.append(member + (line.strip()[len('string "'):-1],))
+                    member = None
+        return signals, result
+
+    def test_p_new_event_churn_is_rate_limited(self):
+        # Issue #18: a new name on a new connection, closed, at
+        # EventsPerUser=: 4,903 EventAdded and 4,903 EventRemoved in 10 s
+        # from one uid. Now EventsPerUser= at once, then 60 a minute.
+        self.restart(config='churn.conf')
+        delete_unused()
+
+        def churn():
+            start = time.monotonic()
+            out = run_as(ATTACKER, 'churn', 'churn_rate', 200, timeout=600)
+            elapsed = time.monotonic() - start
+            # Another uid creates its own set at once.
+            other = run_as(VICTIM, 'churn', 'churn_other', 8)
+            return out, elapsed, other
+
+        signals, (out, elapsed, other) = self.monitor_signals(churn)
+        print(f'churn: {out["ok"]} of 200 new events in {elapsed:.1f} s', file=sys.stderr)
+        self.assertGreaterEqual(out['ok'], 8, out)
+        self.assertLessEqual(out['ok'], 8 + int(elapsed) + 1, out)
+        self.assertEqual(out['errors'], [QUOTA_EXCEEDED], out)
+        self.assertIn(f'uid {ATTACKER} creates new events too often (60 a minute after the first 8, '
+                      'NewEventsPerUserPerMinute= in ', out['messages'][0])
+        self.assertEqual(other['ok'], 8, other)
+        # The signals of this test's names (delete_unused()'s go out in
+        # batches meanwhile).
+        added = sum(1 for _, member, name in signals if member == 'EventAdded' and name.startswith('churn_'))
+        removed = sum(1 for _, member, name in signals if member == 'EventRemoved' and name.startswith('churn_'))
+        print(f'churn: {added} EventAdded, {removed} EventRemoved', file=sys.stderr)
+        self.assertLessEqual(removed, out['ok'])
+        self.assertEqual(added, out['ok'] + 8)
+        self.assertAlive()
+
+    def test_q_signal_batches_are_capped(self):
+        # Issue #18: "cap signal batches". 300 new events at once (within
+        # EventsPerUser=600 of unread.conf) go out 64 per batch, one batch
+        # per 200 ms, every one of them.
+        self.restart(config='unread.conf')
+        delete_unused()
+        signals, out = self.monitor_signals(lambda: run_as(VICTIM, 'churn', 'batch', 300, timeout=600))
+        self.assertEqual(out['ok'], 300, out)
+        ours = sorted(t for t, member, name in signals if member == 'EventAdded' and name.startswith('batch_'))
+        self.assertEqual(len(ours), 300)
+        # Any 150 ms (less than an interval, more than a batch takes) holds
+        # one batch at most: 64 changed events, each at most two signals.
+        every = sorted(t for t, _, _ in signals)
+        densest = max(sum(1 for u in every[i:i + 200] if u - t < 0.15) for i, t in enumerate(every))
+        print(f'batches: densest 150 ms held {densest} signals', file=sys.stderr)
+        self.assertLessEqual(densest, 2 * 64)
+        delete_unused()
+        self.assertAlive()
+
     def test_m_each_method_asks_polkit_its_own_action(self):
         # Issue #19: which action a real call asks for, method by method,
         # as an unprivileged uid against the stand-in (which logs each
@@ -914,6 +1003,8 @@ def main():
         f.write(BROKER_CONFIG.format(owner=OWNER))
     with open(os.path.join(TMP, 'unread.conf'), 'w') as f:
         f.write(UNREAD_CONFIG)
+    with open(os.path.join(TMP, 'churn.conf'), 'w') as f:
+        f.write(CHURN_CONFIG)
     bus = subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(TMP, 'bus.conf'), '--nofork',
                             '--print-address'], stdout=subprocess.PIPE, text=True)
     global BUS_PID

@@ -61,6 +61,9 @@ static struct broker_limits defaults(void) {
                 .authorizations_per_user = 8,
                 .unused_event_expiry_sec = 21600,
                 .outgoing_queue = 1024,
+                .ring_memory_kib = 32768,
+                .record_streams = 64,
+                .new_events_per_user_per_minute = 60,
         };
 }
 
@@ -74,6 +77,11 @@ static void assert_limits(const struct broker_limits *l, const struct broker_lim
         ck_assert_uint_eq(l->authorizations_per_user, want->authorizations_per_user);
         ck_assert_uint_eq(l->unused_event_expiry_sec, want->unused_event_expiry_sec);
         ck_assert_uint_eq(l->outgoing_queue, want->outgoing_queue);
+        ck_assert_uint_eq(l->ring_memory_kib, want->ring_memory_kib);
+        ck_assert_uint_eq(l->ring_memory_per_user_kib, want->ring_memory_per_user_kib);
+        ck_assert_uint_eq(l->record_streams, want->record_streams);
+        ck_assert_uint_eq(l->record_streams_per_user, want->record_streams_per_user);
+        ck_assert_uint_eq(l->new_events_per_user_per_minute, want->new_events_per_user_per_minute);
 }
 
 /* Parses @path, which must fail with @error and exactly @message (NULL:
@@ -176,11 +184,12 @@ START_TEST(test_defaults) {
 END_TEST
 
 START_TEST(test_all_keys) {
-        struct broker_limits want = { 3, 4, 5, 6, 7, 8, 9, 100, 17 };
+        struct broker_limits want = { 3, 4, 5, 6, 7, 8, 9, 100, 17, 20, 19, 18, 2, 21 };
 
         assert_parses_to("[Limits]\nEventsPerClient=3\nClientsPerUser=4\nEvents=5\nCommandLength=6\n"
                          "EventsPerUser=7\nClients=8\nAuthorizationsPerUser=9\nUnusedEventExpirySec=100\n"
-                         "OutgoingQueue=17\n", &want);
+                         "OutgoingQueue=17\nRingMemoryKiB=20\nRingMemoryPerUserKiB=19\nRecordStreams=18\n"
+                         "RecordStreamsPerUser=2\nNewEventsPerUserPerMinute=21\n", &want);
 }
 END_TEST
 
@@ -193,6 +202,10 @@ START_TEST(test_unset_keys_get_defaults) {
         want = defaults();
         want.unused_event_expiry_sec = 3600;
         assert_parses_to("[Limits]\nUnusedEventExpirySec=3600\n", &want);
+        want = defaults();
+        want.new_events_per_user_per_minute = 5;
+        want.record_streams_per_user = 3;
+        assert_parses_to("[Limits]\nNewEventsPerUserPerMinute=5\nRecordStreamsPerUser=3\n", &want);
 }
 END_TEST
 
@@ -233,14 +246,19 @@ START_TEST(test_duplicates_override) {
 END_TEST
 
 START_TEST(test_range_edges) {
-        struct broker_limits max = { 65536, 65536, 4095, 511, 4095, 65536, 1024, 31536000, 65536 };
-        struct broker_limits min = { 1, 1, 1, 1, 1, 1, 1, 60, 16 };
+        struct broker_limits max = { 65536, 65536, 4095, 511, 4095, 65536, 1024, 31536000, 65536,
+                                     1048576, 1048576, 1024, 1024, 65536 };
+        struct broker_limits min = { 1, 1, 1, 1, 1, 1, 1, 60, 16, 16, 16, 1, 1, 1 };
 
         assert_parses_to("[Limits]\nEventsPerClient=65536\nClientsPerUser=65536\nEvents=4095\nCommandLength=511\n"
                          "EventsPerUser=4095\nClients=65536\nAuthorizationsPerUser=1024\n"
-                         "UnusedEventExpirySec=31536000\nOutgoingQueue=65536\n", &max);
+                         "UnusedEventExpirySec=31536000\nOutgoingQueue=65536\nRingMemoryKiB=1048576\n"
+                         "RingMemoryPerUserKiB=1048576\nRecordStreams=1024\nRecordStreamsPerUser=1024\n"
+                         "NewEventsPerUserPerMinute=65536\n", &max);
         assert_parses_to("[Limits]\nEventsPerClient=1\nClientsPerUser=1\nEvents=1\nCommandLength=1\nEventsPerUser=1\n"
-                         "Clients=1\nAuthorizationsPerUser=1\nUnusedEventExpirySec=60\nOutgoingQueue=16\n", &min);
+                         "Clients=1\nAuthorizationsPerUser=1\nUnusedEventExpirySec=60\nOutgoingQueue=16\n"
+                         "RingMemoryKiB=16\nRingMemoryPerUserKiB=16\nRecordStreams=1\nRecordStreamsPerUser=1\n"
+                         "NewEventsPerUserPerMinute=1\n", &min);
         ck_assert_uint_eq(BROKER_CONFIG_EXPIRY_MAX, 31536000);
 }
 END_TEST
@@ -251,6 +269,9 @@ static const struct {
         const char *message;    /* after "PATH:2: " */
 } bad_values[] = {
         { "EventsPerClient=0", -ERANGE, "EventsPerClient=0 is out of range (1..65536)" },
+        { "NewEventsPerUserPerMinute=0", -ERANGE, "NewEventsPerUserPerMinute=0 is out of range (1..65536)" },
+        { "RingMemoryKiB=15", -ERANGE, "RingMemoryKiB=15 is out of range (16..1048576)" },
+        { "RecordStreamsPerUser=1025", -ERANGE, "RecordStreamsPerUser=1025 is out of range (1..1024)" },
         { "EventsPerClient=65537", -ERANGE, "EventsPerClient=65537 is out of range (1..65536)" },
         { "ClientsPerUser=0", -ERANGE, "ClientsPerUser=0 is out of range (1..65536)" },
         { "ClientsPerUser=100000", -ERANGE, "ClientsPerUser=100000 is out of range (1..65536)" },
@@ -1031,9 +1052,12 @@ START_TEST(test_example_file) {
                 strcat(all, q);
         }
         fclose(f);
-        ck_assert_uint_eq(keys, 9);
+        ck_assert_uint_eq(keys, 14);
         ck_assert_uint_eq(reservations, 3);
 
+        /* The shares are written out as what "a quarter" gives. */
+        want.ring_memory_per_user_kib = 8192;
+        want.record_streams_per_user = 16;
         c = sentinel();
         assert_parses_to(uncommented, &want);
 

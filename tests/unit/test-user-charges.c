@@ -155,6 +155,91 @@ START_TEST(test_lowered_bound_keeps_what_is_held) {
 }
 END_TEST
 
+START_TEST(test_rate_burst_then_per_minute) {
+        const struct rate_bound bound = { .burst = 4, .per_minute = 60 };
+        struct token_bucket bucket = {};
+        uint64_t now = 1000000, wait = 0;
+
+        for (unsigned i = 0; i < 4; i++)
+                ck_assert(rate_decide(&bound, &bucket, now, &wait));
+        ck_assert(!rate_decide(&bound, &bucket, now, &wait));
+        ck_assert_uint_eq(wait, 1000000);                      /* one a second */
+        ck_assert(!rate_decide(&bound, &bucket, now + 999999, &wait));
+        ck_assert_uint_eq(wait, 1);
+        ck_assert(rate_decide(&bound, &bucket, now + 1000000, &wait));
+        ck_assert(!rate_decide(&bound, &bucket, now + 1000000, &wait));
+        /* A long pause fills the bucket, never beyond the burst. */
+        now += 3600u * 1000000u;
+        for (unsigned i = 0; i < 4; i++)
+                ck_assert(rate_decide(&bound, &bucket, now, &wait));
+        ck_assert(!rate_decide(&bound, &bucket, now, &wait));
+        /* A clock that goes back refills nothing. */
+        ck_assert(!rate_decide(&bound, &bucket, now - 5000000, &wait));
+        ck_assert(!rate_decide(&bound, &bucket, now, &wait));
+}
+END_TEST
+
+START_TEST(test_rate_extremes) {
+        struct token_bucket bucket = {};
+        uint64_t wait = 0;
+
+        /* No refill: the burst only, and a wait of forever. */
+        ck_assert(rate_decide(&(struct rate_bound) { .burst = 1 }, &bucket, 5, &wait));
+        ck_assert(!rate_decide(&(struct rate_bound) { .burst = 1 }, &bucket, UINT64_MAX, &wait));
+        ck_assert_uint_eq(wait, UINT64_MAX);
+        /* No burst: nothing. */
+        bucket = (struct token_bucket) {};
+        ck_assert(!rate_decide(&(struct rate_bound) { .per_minute = 60 }, &bucket, 5, &wait));
+        /* Huge bounds do not overflow. */
+        bucket = (struct token_bucket) {};
+        ck_assert(rate_decide(&(struct rate_bound) { .burst = UINT64_MAX, .per_minute = UINT64_MAX }, &bucket,
+                              UINT64_MAX, &wait));
+        ck_assert(rate_decide(&(struct rate_bound) { .burst = UINT64_MAX, .per_minute = UINT64_MAX }, &bucket,
+                              UINT64_MAX, &wait));
+}
+END_TEST
+
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void) {
+        return fake_now;
+}
+
+START_TEST(test_rate_survives_leaving) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+        uid_t uid = plain_uid(1);
+        uint64_t wait = 0;
+
+        bounds.rate[RATE_NEW_EVENTS] = (struct rate_bound) { .burst = 2, .per_minute = 6, .privileged_exempt = true };
+        user_charges_init(&c, &bounds);
+        c.now_usec = fake_clock;
+        fake_now = 1000000;
+
+        /* Create, hold, let go, again: what it took stays taken. */
+        for (unsigned i = 0; i < 2; i++) {
+                ck_assert_int_eq(user_charges_take_rate(&c, uid, RATE_NEW_EVENTS, &wait), 0);
+                ck_assert_int_eq(user_charges_take(&c, uid, CHARGE_EVENTS, 1), 0);
+                user_charges_release(&c, uid, CHARGE_EVENTS, 1);
+        }
+        ck_assert_uint_eq(c.n_accounts, 1);
+        ck_assert_int_eq(user_charges_take_rate(&c, uid, RATE_NEW_EVENTS, &wait), -EDQUOT);
+        ck_assert_uint_eq(wait, 10000000);                     /* 6 a minute */
+        /* Another uid has a bucket of its own; root none. */
+        ck_assert_int_eq(user_charges_take_rate(&c, plain_uid(2), RATE_NEW_EVENTS, &wait), 0);
+        for (unsigned i = 0; i < 10; i++)
+                ck_assert_int_eq(user_charges_take_rate(&c, 0, RATE_NEW_EVENTS, &wait), 0);
+        /* Refilled, the account goes with its next release. */
+        fake_now += 60u * 1000000u;
+        ck_assert_int_eq(user_charges_take(&c, uid, CHARGE_EVENTS, 1), 0);
+        fake_now += 60u * 1000000u;
+        user_charges_release(&c, uid, CHARGE_EVENTS, 1);
+        ck_assert_uint_eq(user_charges_held(&c, uid, CHARGE_EVENTS), 0);
+        ck_assert_uint_eq(c.n_accounts, 1);                    /* plain_uid(2)'s, still refilling */
+        user_charges_done(&c);
+}
+END_TEST
+
 static Suite *user_charges_suite(void) {
         Suite *s = suite_create("user-charges");
         TCase *tc = tcase_create("core");
@@ -166,6 +251,9 @@ static Suite *user_charges_suite(void) {
         tcase_add_test(tc, test_release_is_exact_and_saturating);
         tcase_add_test(tc, test_accounts_go_when_empty);
         tcase_add_test(tc, test_lowered_bound_keeps_what_is_held);
+        tcase_add_test(tc, test_rate_burst_then_per_minute);
+        tcase_add_test(tc, test_rate_extremes);
+        tcase_add_test(tc, test_rate_survives_leaving);
         suite_add_tcase(s, tc);
         return s;
 }
