@@ -257,9 +257,9 @@ if [ -n "$lttng_pid" ]; then
 fi
 run "$build/bench/bench-disabled-check" 300000000
 run "$build/bench/bench-decode" 2000000
-# Issue #17: a client that never reads, on a bus of its own with stock
+# Issues #17, #18: hostile clients beside honest ones, on a bus of its own with stock
 # limits (the hostile test's setting), against the broker of this build.
-run /usr/bin/python3 "$src/bench/bench-unread-replies.py" --broker "$build/daemon/uebrokerd" --source-root "$src"
+run /usr/bin/python3 "$src/bench/bench-noisy-neighbour.py" --broker "$build/daemon/uebrokerd" --source-root "$src"
 if ! kill -0 "$broker_pid" 2>/dev/null; then
         echo "run-bench: uebrokerd died during the run:" >&2
         tail -20 "$dir/broker.log" >&2

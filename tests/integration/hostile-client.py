@@ -44,6 +44,8 @@ close.
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
                                                     descriptors checked), timed
+    hostile-client.py ADDRESS churn-for PREFIX SECONDS
+                                                    as churn, new names until SECONDS passed
     hostile-client.py ADDRESS rings N SIZE EVENT    N connections, each registers EVENT and opens
                                                     a ring of SIZE bytes; reports, then on a line
                                                     unregisters everything and reports again, holds
@@ -108,6 +110,16 @@ def cmd_churn(address, prefix, n):
     print(json.dumps({'ok': sum(1 for r in results if r['ok']),
                       'errors': sorted({r['error'] for r in results if not r['ok']}),
                       'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), flush=True)
+
+
+def cmd_churn_for(address, prefix, seconds):
+    results = []
+    end = time.monotonic() + float(seconds)
+    while time.monotonic() < end:
+        conn = connect(address)
+        results.append(register(conn, f'{prefix}_{len(results)} u32 a'))
+        conn.close()
+    print(summary(results, tried=len(results)), flush=True)
 
 
 def cmd_many(address, prefix, n):
@@ -493,7 +505,8 @@ def main():
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
                 'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer,
-                'rings': cmd_rings, 'streams': cmd_streams}
+                'rings': cmd_rings, 'streams': cmd_streams,
+                'churn-for': cmd_churn_for}
     commands[command](address, *args)
 
 

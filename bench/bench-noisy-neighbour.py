@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""What a hostile client costs everyone else (issues #17 and #18), in one
+run: with no attack, then during each attack of
+tests/integration/test-hostile.py, root's GetStatus and another uid's
+first Register on a fresh connection (polkit answering, both descriptors
+received), p50 and p99 in ms, and meanwhile an uninvolved writer of a
+third uid at 5,000 records/s recorded by root reading promptly (sent,
+refused with EAGAIN, received). The attacks:
+
+- descriptors: 4 connections x 5000 Registers, replies never read;
+- bytes: 16 connections x 100 ListEvents of 500 long events, never read;
+- both: 250 connections x 40 of each;
+- slow recorder: records its own event, drains once every 0.21 s and
+  refills its stream with 60 KB records;
+- rings: 1 MiB rings on 36 connections (its share of the ring memory);
+- streams: 20 RecordMatching streams matching the writer's event, never
+  read (its share of the streams);
+- churn: a new event name on a new connection, closed, for 4 s (at
+  NewEventsPerUserPerMinute=);
+- ring corruption: connect, corrupt a ring, disconnect, 300 times;
+- paddings: a 1 MiB ring refilled with 8-byte paddings for 3 s.
+
+The setting is the hostile test's: a private dbus-daemon configured like a
+stock system bus (stock limits, default deny, root may read Debug.Stats as
+Debian's system.conf says), the project's bus policy, a polkit stand-in
+allowing register and record, `uebrokerd --system --provider=embedded`
+with the hostile test's unread.conf. Needs root.
+
+    bench-noisy-neighbour.py --broker PATH --source-root DIR [--samples N]
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import dbus
+
+WRITER_RATE = 5000
+WRITER_SECONDS = 3
+
+
+def load_harness(source_root):
+    path = os.path.join(source_root, 'tests', 'integration', 'test-hostile.py')
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location('hostile', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float('nan')
+
+
+class RootRecorder:
+    """Root's Record stream of the writer's event, read promptly; counts
+    records and LOST notices."""
+
+    def __init__(self, h, event):
+        conn = dbus.bus.BusConnection(h.ARGS.address)
+        fd = conn.call_blocking(h.BROKER, h.PATH, h.INTERFACE, 'Record', 'as', ([event],), timeout=30)
+        conn.close()
+        self.stream = socket.socket(fileno=fd.take())
+        self.received = self.lost = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        try:
+            while True:
+                message = self.stream.recv(128 * 1024)
+                if not message:
+                    return
+                off = 0
+                while off + 48 <= len(message):
+                    length, _, flags = struct.unpack_from('=IHH', message, off)
+                    with self.lock:
+                        if flags & 1:
+                            self.lost += struct.unpack_from('=Q', message, off + 24)[0]
+                        else:
+                            self.received += 1
+                    off += (length + 7) & ~7
+        except OSError:
+            return
+
+    def counts(self):
+        with self.lock:
+            return self.received, self.lost
+
+    def close(self):
+        self.stream.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=10)
+        self.stream.close()
+
+
+def measure(h, recorder, samples, tag):
+    """GetStatus and Register latencies while the writer writes."""
+    before = recorder.counts()
+    writer = subprocess.Popen(h.as_user(h.USERS[7], 'steady-writer', 'bench_steady_0', WRITER_RATE, WRITER_SECONDS),
+                              stdout=subprocess.PIPE, text=True)
+    status = []
+    deadline = time.monotonic() + WRITER_SECONDS
+    for _ in range(samples):
+        start = time.monotonic()
+        h.root_call('GetStatus', timeout=25)
+        status.append((time.monotonic() - start) * 1000)
+        if time.monotonic() > deadline:
+            break
+    out = h.run_as(h.VICTIM, 'victim', max(samples // 8, 1), f'bench_{tag}_{time.monotonic_ns()}', timeout=600)
+    register = [s * 1000 for s in out['seconds']]
+    written = json.loads(writer.communicate(timeout=120)[0])
+    time.sleep(0.5)
+    after = recorder.counts()
+    return {
+        'status': status,
+        'register': register,
+        'refused': out['ok'] != len(register) and out['errors'],
+        'sent': written['sent'],
+        'dropped': written['dropped'],
+        'received': after[0] - before[0],
+        'lost': after[1] - before[1],
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--broker', required=True)
+    parser.add_argument('--source-root', required=True)
+    parser.add_argument('--samples', type=int, default=200)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print('bench-noisy-neighbour: needs root to act as other users', file=sys.stderr)
+        return 77
+    h = load_harness(os.path.abspath(args.source_root))
+    h.ARGS = argparse.Namespace(broker=os.path.abspath(args.broker), source_root=os.path.abspath(args.source_root))
+    h.TMP = tempfile.mkdtemp(prefix='uebroker-bench-noisy.')
+    os.chmod(h.TMP, 0o755)
+    for helper in ('hostile-client.py', 'polkit-standin.py'):
+        shutil.copy(os.path.join(h.HERE, helper), h.TMP)
+    bus_socket = os.path.join(h.TMP, 'system_bus_socket')
+    with open(os.path.join(h.TMP, 'bus.conf'), 'w') as f:
+        f.write(h.BUS_CONFIG.format(socket=bus_socket, policy=os.path.join(h.ARGS.source_root, 'dbus',
+                                                                         'org.uebroker1.conf')))
+    with open(os.path.join(h.TMP, 'unread.conf'), 'w') as f:
+        f.write(h.UNREAD_CONFIG)
+    bus = subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(h.TMP, 'bus.conf'), '--nofork',
+                            '--print-address'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    polkit = broker = recorder = None
+    holders = []
+    try:
+        h.ARGS.address = bus.stdout.readline().strip()
+        polkit = subprocess.Popen(['/usr/bin/python3', os.path.join(h.TMP, 'polkit-standin.py'), h.ARGS.address,
+                                   'org.uebroker1.register,org.uebroker1.record', str(h.STALLED),
+                                   os.path.join(h.TMP, 'polkit.log')],
+                                  stdout=subprocess.PIPE, text=True)
+        if polkit.stdout.readline().strip() != 'ready':
+            raise RuntimeError('the polkit stand-in did not start')
+        broker = h.Broker(config='unread.conf')
+        fill = h.Holder(h.ATTACKER, 'fill', 500)
+        holders.append(fill)
+        fill.result()
+        h.run_as(h.USERS[7], 'churn', 'bench_steady', 1)
+        recorder = RootRecorder(h, 'bench_steady_0')
+
+        results = {'none': measure(h, recorder, args.samples, 'none')}
+        # (attack, hostile-client command, whether it reports before the
+        # attack holds (True) or when it is over (False))
+        attacks = [
+            ('descriptors', ('unread-register', 4, 5000, 'unread_fd u32 a'), True),
+            ('bytes', ('unread', 16, 100), True),
+            ('both', ('unread-both', 250, 40, 'unread_both u32 a'), True),
+            ('slow recorder', ('slow-recorder', 'bench_slow', 8), False),
+            ('rings', ('rings', 36, 1 << 20, 'bench_rings'), True),
+            ('streams', ('streams', 20, 'bench_*'), True),
+            ('churn', ('churn-for', 'bench_churn', 4), False),
+            ('ring corruption', ('ring-corrupt', 'bench_corrupt', 300), False),
+            ('paddings', ('ring-write', 'bench_pad', 'paddings'), False),
+        ]
+        reports = {}
+        for tag, command, holds in attacks:
+            attack = h.Holder(h.ATTACKER, *command)
+            try:
+                if holds:
+                    reports[tag] = attack.result()
+                    time.sleep(2)
+                else:
+                    time.sleep(0.5)
+                results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
+                if not holds:
+                    reports[tag] = attack.result(timeout=600)
+            finally:
+                attack.close()
+            time.sleep(1)
+
+        print('uebrokerd beside hostile clients (dbus-daemon with stock limits, the embedded provider); '
+              'latencies in ms')
+        print(f'{"attack":<16} {"GetStatus p50":>13} {"p99":>8} {"p99/none":>8} {"Register p50":>12} {"p99":>8} '
+              f'{"p99/none":>8} | {"writer sent":>11} {"EAGAIN":>6} {"received":>8} {"lost":>5}')
+        base = results['none']
+        for tag, r in results.items():
+            print(f'{tag:<16} {percentile(r["status"], 50):13.3f} {percentile(r["status"], 99):8.3f} '
+                  f'{percentile(r["status"], 99) / percentile(base["status"], 99):8.2f} '
+                  f'{percentile(r["register"], 50):12.3f} {percentile(r["register"], 99):8.3f} '
+                  f'{percentile(r["register"], 99) / percentile(base["register"], 99):8.2f} | '
+                  f'{r["sent"]:11d} {r["dropped"]:6d} {r["received"]:8d} {r["lost"]:5d}'
+                  + (f'  (Registers refused: {r["refused"]})' if r['refused'] else ''))
+        print()
+        print('what each attacker got:')
+        for tag, report in reports.items():
+            print(f'  {tag}: {json.dumps(report)[:300]}')
+        conn = dbus.bus.BusConnection(h.ARGS.address)
+        delivery = conn.call_blocking(h.BROKER, h.PATH, 'org.freedesktop.DBus.Properties', 'Get', 'ss',
+                                      (h.INTERFACE, 'Delivery'), timeout=25)
+        counters = conn.call_blocking(h.BROKER, h.PATH, 'org.freedesktop.DBus.Properties', 'Get', 'ss',
+                                      (h.INTERFACE, 'RecordCounters'), timeout=25)
+        conn.close()
+        print('Delivery after the attacks:', json.dumps({str(k): int(v) for k, v in delivery.items()}))
+        print('RecordCounters after the attacks:', json.dumps({str(k): int(v) for k, v in counters.items()}))
+    finally:
+        if recorder:
+            recorder.close()
+        for holder in holders:
+            holder.close()
+        if broker:
+            broker.stop()
+        for proc in (polkit, bus):
+            if proc:
+                proc.terminate()
+                proc.wait(timeout=30)
+                proc.stdout.close()
+        shutil.rmtree(h.TMP, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
