@@ -26,6 +26,8 @@ packages=(
         python3-gi polkitd libxml2-utils util-linux nodejs
         # sanitizers, valgrind, fuzzing
         clang libclang-rt-14-dev valgrind
+        # the hostile test checks the state file is fsync'ed (strace)
+        strace
         # bench/: LTTng-UST beside the ring (bench-ring-write, built by CI;
         # run-bench.sh also needs lttng-tools to record, not installed here)
         liblttng-ust-dev

@@ -952,6 +952,45 @@ class HostileTest(unittest.TestCase):
         delete_unused()
         self.assertAlive()
 
+    def test_r_the_state_file(self):
+        # Issue #18, part 4: a 2 MiB state file of junk lines printed
+        # 1,048,576 warnings at start; now ten and a count. And the file is
+        # fsync'ed before the rename, its directory after.
+        state = os.path.join(TMP, 'state')
+        rc = type(self).broker.stop()
+        self.assertEqual(rc, 0)
+        with open(os.path.join(TMP, 'broker.log')) as f:
+            log_start = len(f.read())
+        with open(os.path.join(state, 'events'), 'w') as f:
+            f.write('x\n' * (1 << 20))
+        os.chmod(os.path.join(state, 'events'), 0o600)
+        type(self).broker = self.broker = Broker()
+        with open(os.path.join(TMP, 'broker.log')) as f:
+            log = f.read()[log_start:]
+        skipped = [line for line in log.splitlines() if 'events:' in line and 'skipping' in line]
+        self.assertEqual(len(skipped), 10, log[:2000])
+        self.assertIn('1048566 more lines skipped (1048576 in all), not logged one by one.', log)
+        # A new event is saved within a second: data, name, directory.
+        trace = os.path.join(TMP, 'strace.log')
+        tracer = subprocess.Popen(['strace', '-f', '-qq', '-p', str(self.broker.proc.pid), '-o', trace, '-e',
+                                   'trace=fsync,rename,renameat,renameat2'])
+        try:
+            time.sleep(2)           # attached
+            self.assertTrue(run_as(VICTIM, 'churn', 'saved', 1)['ok'] == 1)
+            self.assertTrue(wait_for(lambda: 'saved_0' in open(os.path.join(state, 'events')).read(), 30))
+            time.sleep(0.5)
+        finally:
+            tracer.send_signal(signal.SIGINT)       # detaches
+            tracer.wait(timeout=30)
+        with open(trace) as f:
+            calls = [line.split(None, 1)[1] for line in f if 'fsync(' in line or 'rename' in line]
+        renames = [i for i, call in enumerate(calls) if 'events.tmp' in call and 'rename' in call]
+        self.assertTrue(renames, calls)
+        last = renames[-1]
+        self.assertTrue(any(call.startswith('fsync(') for call in calls[:last]), calls)
+        self.assertTrue(any(call.startswith('fsync(') for call in calls[last + 1:]), calls)
+        self.assertAlive()
+
     def test_m_each_method_asks_polkit_its_own_action(self):
         # Issue #19: which action a real call asks for, method by method,
         # as an unprivileged uid against the stand-in (which logs each
