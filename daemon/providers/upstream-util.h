@@ -8,61 +8,15 @@
  * lines of user_events_status. No state, no sd-bus: unit-tested on fake
  * directory trees (tests/unit/test-upstream.c).
  *
- * The ioctl structures are our own copies (shared/UPSTREAM_ABI.md): the
- * build machines' <linux/user_events.h> may be the 6.1 one, whose struct
- * user_reg is the 5.18-6.3 layout under the same name and ioctl number.
+ * The ioctl structures are in src/shared/user-events-abi.h.
  */
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/ioctl.h>
+
+#include "user-events-abi.h"
 
 #include "event-def.h"
-
-struct upstream_user_reg {
-        uint32_t size;
-        uint8_t enable_bit;
-        uint8_t enable_size;
-        uint16_t flags;
-        uint64_t enable_addr;
-        uint64_t name_args;
-        uint32_t write_index;
-} __attribute__((__packed__));
-
-struct upstream_user_unreg {
-        uint32_t size;
-        uint8_t disable_bit;
-        uint8_t reserved;
-        uint16_t reserved2;
-        uint64_t disable_addr;
-} __attribute__((__packed__));
-
-_Static_assert(sizeof(struct upstream_user_reg) == 28, "struct user_reg is 28 bytes");
-_Static_assert(sizeof(struct upstream_user_unreg) == 16, "struct user_unreg is 16 bytes");
-
-/* The kernel declares these with pointer types: the size in the number is
- * sizeof(pointer), not of the struct. */
-#define UPSTREAM_DIAG_IOC_MAGIC '*'
-#define UPSTREAM_DIAG_IOCSREG _IOWR(UPSTREAM_DIAG_IOC_MAGIC, 0, struct upstream_user_reg *)
-#define UPSTREAM_DIAG_IOCSDEL _IOW(UPSTREAM_DIAG_IOC_MAGIC, 1, char *)
-#define UPSTREAM_DIAG_IOCSUNREG _IOW(UPSTREAM_DIAG_IOC_MAGIC, 2, struct upstream_user_unreg *)
-
-/* The original interface (SPEC.md section 6) as the kernel provider of
- * kernel/ speaks it (kernel/include/uapi/linux/user_events.h; copied here
- * for the same reason): providers/v1.c. */
-struct v1_user_reg {
-        uint32_t size;
-        uint64_t name_args;
-        uint32_t status_index;
-        uint32_t write_index;
-};
-
-_Static_assert(sizeof(struct v1_user_reg) == 24, "the original struct user_reg is 24 bytes");
-
-#define V1_DIAG_IOCSREG _IOWR(UPSTREAM_DIAG_IOC_MAGIC, 0, struct v1_user_reg *)
-#define V1_DIAG_IOCSDEL UPSTREAM_DIAG_IOCSDEL
-/* kernel/'s addition: a write-only handle on a data file's events */
-#define V1_DIAG_IOCGWRITER _IO(UPSTREAM_DIAG_IOC_MAGIC, 0x40)
 
 /* The status word of a registration: one u32 (enable_size 4). */
 #define UPSTREAM_ENABLE_SIZE 4u

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The user_events_data files of a program run by uebroker-run
+ * (libuebroker-preload.so): each open() of a path ending in
+ * user_events_data gets one, backed by a bus connection of its own to the
+ * broker (never the program's), created at the first ioctl. The kernel
+ * interface's ioctls are answered through the broker:
+ *
+ * - DIAG_IOCSREG: the broker's Register (validation, name ownership,
+ *   reservations, quotas, polkit), on every provider: the broker registers
+ *   the event, the program writes it with the write index it returns. The
+ *   first registration puts the broker's data file in place of the
+ *   placeholder open() returned (dup3(), same descriptor number).
+ * - The enable word stays the program's: bit enable_bit of the enable_size
+ *   bytes at enable_addr is set while the event's status byte says someone
+ *   records, cleared when nobody does, atomically (other bits of the word
+ *   may be other registrations'). One thread of the library follows the
+ *   status bytes every PRELOAD_SYNC_INTERVAL_MSEC; after DIAG_IOCSUNREG
+ *   returns it never writes that word again.
+ * - DIAG_IOCSUNREG drops the enabler only (as the kernel: the write index
+ *   stays valid); DIAG_IOCSDEL is the broker's Delete.
+ *
+ * Errors are the kernel interface's errnos (preload_errno_from_bus()).
+ * Thread-safe; a call from a signal handler that interrupted the library,
+ * or on a file of the parent in a forked child, fails with EAGAIN at once.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PRELOAD_SYNC_INTERVAL_MSEC 20u
+
+/** preload_path_is_data_file() - whether @path names user_events_data. */
+bool preload_path_is_data_file(const char *path);
+
+/**
+ * preload_open() - a new file for a program's open() with @flags; returns
+ * its descriptor (a placeholder until the first registration) or a
+ * negative errno. The descriptor is the program's; preload_forget() when it
+ * closes it.
+ */
+int preload_open(int flags);
+
+/** preload_owns() - whether @fd is one of the files preload_open() gave. */
+bool preload_owns(int fd);
+
+/**
+ * preload_ioctl() - answers DIAG_IOCSREG, DIAG_IOCSUNREG and DIAG_IOCSDEL
+ * on @fd (preload_owns()); 0 or a negative errno (-ENOTTY for any other
+ * request, as the kernel's file).
+ */
+int preload_ioctl(int fd, unsigned long request, void *arg);
+
+/** preload_forget() - @fd is being closed: its enablers and connection go. */
+void preload_forget(int fd);
+
+/**
+ * preload_errno_from_bus() - the errno a program of the kernel interface
+ * expects for a broker's refusal @name (a D-Bus error name) of @method, or
+ * @fallback (positive) when the name means nothing more specific.
+ */
+int preload_errno_from_bus(const char *method, const char *name, int fallback);

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libuebroker-preload.so (uebroker-run(1)): the libc calls a user_events
+ * program makes, interposed with LD_PRELOAD. open(), open64(), openat(),
+ * openat64(), __open_2(), __open64_2(), __openat_2(), __openat64_2(),
+ * fopen() and fopen64() of a path ending in user_events_data give a file
+ * of preload-files.c; ioctl() on such a file is answered through the
+ * broker; close() and fclose() forget it (a descriptor closed another way,
+ * by dup2() onto it or a raw system call, is not seen: its number stays
+ * ours until closed with close()). Every other call goes to libc unchanged.
+ * Writes are not interposed: they go to the broker's data file as the
+ * program sends them.
+ */
+
+/* We define open() and open64() both: no header may rename one into the
+ * other. */
+#undef _FILE_OFFSET_BITS
+#define _GNU_SOURCE 1
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "preload-files.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define REAL(name, ...)                                                                 \
+        static __typeof__(name) *real_##name;                                           \
+        if (!real_##name)                                                               \
+                real_##name = (__typeof__(name) *) dlsym(RTLD_NEXT, #name);             \
+        if (!real_##name) {                                                             \
+                errno = ENOSYS;                                                         \
+                return __VA_ARGS__;                                                     \
+        }
+
+static int opened(int r) {
+        if (r < 0) {
+                errno = -r;
+                return -1;
+        }
+        return r;
+}
+
+static mode_t mode_of(int flags, va_list ap) {
+        return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? va_arg(ap, mode_t) : 0;
+}
+
+EXPORT int open(const char *path, int flags, ...) {
+        va_list ap;
+        mode_t mode;
+
+        REAL(open, -1);
+        va_start(ap, flags);
+        mode = mode_of(flags, ap);
+        va_end(ap);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real_open(path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...) {
+        va_list ap;
+        mode_t mode;
+
+        REAL(open64, -1);
+        va_start(ap, flags);
+        mode = mode_of(flags, ap);
+        va_end(ap);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real_open64(path, flags, mode);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...) {
+        va_list ap;
+        mode_t mode;
+
+        REAL(openat, -1);
+        va_start(ap, flags);
+        mode = mode_of(flags, ap);
+        va_end(ap);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real_openat(dirfd, path, flags, mode);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...) {
+        va_list ap;
+        mode_t mode;
+
+        REAL(openat64, -1);
+        va_start(ap, flags);
+        mode = mode_of(flags, ap);
+        va_end(ap);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real_openat64(dirfd, path, flags, mode);
+}
+
+/* The _FORTIFY_SOURCE entry points (glibc's names, no header declares
+ * them). */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+EXPORT int __open_2(const char *path, int flags) {
+        REAL(__open_2, -1);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real___open_2(path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags) {
+        REAL(__open64_2, -1);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real___open64_2(path, flags);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags) {
+        REAL(__openat_2, -1);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real___openat_2(dirfd, path, flags);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags) {
+        REAL(__openat64_2, -1);
+        if (preload_path_is_data_file(path))
+                return opened(preload_open(flags));
+        return real___openat64_2(dirfd, path, flags);
+}
+
+/* fopen()'s mode as open()'s flags: only "e" (close-on-exec) matters to
+ * us; the file is written either way. */
+static FILE *fopen_data_file(const char *mode) {
+        int fd = preload_open(mode && strchr(mode, 'e') ? O_CLOEXEC : 0);
+        FILE *f;
+
+        if (fd < 0) {
+                errno = -fd;
+                return NULL;
+        }
+        f = fdopen(fd, "w");
+        if (!f) {
+                int saved = errno;
+
+                preload_forget(fd);
+                close(fd);
+                errno = saved;
+        }
+        return f;
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode) {
+        REAL(fopen, NULL);
+        if (preload_path_is_data_file(path))
+                return fopen_data_file(mode);
+        return real_fopen(path, mode);
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode) {
+        REAL(fopen64, NULL);
+        if (preload_path_is_data_file(path))
+                return fopen_data_file(mode);
+        return real_fopen64(path, mode);
+}
+
+EXPORT int ioctl(int fd, unsigned long request, ...) {
+        va_list ap;
+        void *arg;
+        int r;
+
+        REAL(ioctl, -1);
+        va_start(ap, request);
+        arg = va_arg(ap, void *);
+        va_end(ap);
+        if (!preload_owns(fd))
+                return real_ioctl(fd, request, arg);
+        r = preload_ioctl(fd, request, arg);
+        if (r < 0) {
+                errno = -r;
+                return -1;
+        }
+        return r;
+}
+
+EXPORT int close(int fd) {
+        REAL(close, -1);
+        if (preload_owns(fd))
+                preload_forget(fd);
+        return real_close(fd);
+}
+
+EXPORT int fclose(FILE *stream) {
+        REAL(fclose, EOF);
+        if (stream) {
+                int fd = fileno(stream);
+
+                if (preload_owns(fd))
+                        preload_forget(fd);
+        }
+        return real_fclose(stream);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The kernel's user_events ioctl structures, our own copies
+ * (shared/UPSTREAM_ABI.md): the build machines' <linux/user_events.h> may
+ * be the 6.1 one, whose struct user_reg is the 5.18-6.3 layout under the
+ * same name and ioctl number. The upstream provider speaks them to the
+ * kernel, the preload library (client/preload*.c) answers programs that
+ * speak them.
+ */
+
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+struct upstream_user_reg {
+        uint32_t size;
+        uint8_t enable_bit;
+        uint8_t enable_size;
+        uint16_t flags;
+        uint64_t enable_addr;
+        uint64_t name_args;
+        uint32_t write_index;
+} __attribute__((__packed__));
+
+struct upstream_user_unreg {
+        uint32_t size;
+        uint8_t disable_bit;
+        uint8_t reserved;
+        uint16_t reserved2;
+        uint64_t disable_addr;
+} __attribute__((__packed__));
+
+_Static_assert(sizeof(struct upstream_user_reg) == 28, "struct user_reg is 28 bytes");
+_Static_assert(sizeof(struct upstream_user_unreg) == 16, "struct user_unreg is 16 bytes");
+
+/* The kernel declares these with pointer types: the size in the number is
+ * sizeof(pointer), not of the struct. */
+#define UPSTREAM_DIAG_IOC_MAGIC '*'
+#define UPSTREAM_DIAG_IOCSREG _IOWR(UPSTREAM_DIAG_IOC_MAGIC, 0, struct upstream_user_reg *)
+#define UPSTREAM_DIAG_IOCSDEL _IOW(UPSTREAM_DIAG_IOC_MAGIC, 1, char *)
+#define UPSTREAM_DIAG_IOCSUNREG _IOW(UPSTREAM_DIAG_IOC_MAGIC, 2, struct upstream_user_unreg *)
+
+/* The original interface (SPEC.md section 6) as the kernel provider of
+ * kernel/ speaks it (kernel/include/uapi/linux/user_events.h; copied here
+ * for the same reason): providers/v1.c. */
+struct v1_user_reg {
+        uint32_t size;
+        uint64_t name_args;
+        uint32_t status_index;
+        uint32_t write_index;
+};
+
+_Static_assert(sizeof(struct v1_user_reg) == 24, "the original struct user_reg is 24 bytes");
+
+#define V1_DIAG_IOCSREG _IOWR(UPSTREAM_DIAG_IOC_MAGIC, 0, struct v1_user_reg *)
+#define V1_DIAG_IOCSDEL UPSTREAM_DIAG_IOCSDEL
+/* kernel/'s addition: a write-only handle on a data file's events */
+#define V1_DIAG_IOCGWRITER _IO(UPSTREAM_DIAG_IOC_MAGIC, 0x40)
+
+/* struct user_reg.flags (Linux 6.4+) */
+#define UPSTREAM_USER_EVENT_REG_PERSIST (1u << 0)
+#define UPSTREAM_USER_EVENT_REG_MULTI_FORMAT (1u << 1)

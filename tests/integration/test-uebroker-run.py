@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""uebroker-run: existing user_events programs, built unchanged from their
+sources (tests/thirdparty/), run as an unprivileged user through the
+broker of broker-harness.sh (--polkit-mock, embedded provider):
+
+- the kernel's samples/user_events/example.c: its enable word follows a
+  recorder starting and stopping, its record reaches `uebctl record`;
+- LinuxTracepoints' api-sample: a name another uid owns gets EADDRINUSE,
+  the others register and their records reach the recorder;
+- LinuxTracepoints' provider-sample: all four tracepoints recorded;
+- without uebroker-run the same program cannot register.
+
+Needs root (to run as another user) and setpriv; exits 77 otherwise.
+"""
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import dbus
+
+from uebtest import EXIT_SKIP, exit_status, wait_for
+
+BIN_UID = 2                     # Debian's "bin"
+BROKER = 'org.uebroker1'
+PATH = '/org/uebroker1'
+INTERFACE = 'org.uebroker1.Broker'
+
+
+def as_bin(*argv):
+    return ['setpriv', f'--reuid={BIN_UID}', f'--regid={BIN_UID}', '--clear-groups', *argv]
+
+
+def through_broker(*argv, debug=False):
+    # Line-buffered stdout (the samples printf to a pipe): stdbuf's own
+    # preload stays beside ours.
+    return as_bin('stdbuf', '-oL', os.environ['UEBROKER_RUN'], *(['--debug'] if debug else []), *argv)
+
+
+class Program:
+    """A program driven through stdin, its stdout read line by line."""
+
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.lines = queue.Queue()
+        self.stderr = []
+        threading.Thread(target=self._read, args=(self.proc.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr.append), daemon=True).start()
+
+    @staticmethod
+    def _read(stream, put):
+        for line in stream:
+            put(line.rstrip('\n'))
+
+    def expect(self, text, timeout=10):
+        """The lines until one containing @text (AssertionError if none)."""
+        seen = []
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                line = self.lines.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                break
+            seen.append(line)
+            if text in line:
+                return seen
+        raise AssertionError(f'no line with {text!r} in {seen}; stderr: {self.stderr}')
+
+    def send(self, text):
+        self.proc.stdin.write(text)
+        self.proc.stdin.flush()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def recorder(*patterns, n=None):
+    return subprocess.Popen([os.environ['UEBCTL'], 'record', *(['-n', str(n)] if n else []), *patterns],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def events():
+    conn = dbus.bus.BusConnection(os.environ['UEBROKER_BUS_ADDRESS'])
+    try:
+        return {str(e[0]): (str(e[1]), int(e[2]), int(e[3]), bool(e[4]))
+                for e in conn.call_blocking(BROKER, PATH, INTERFACE, 'ListEvents', '', (), timeout=30)}
+    finally:
+        conn.close()
+
+
+class UebrokerRunTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # The bus socket lives in the harness's directory: let bin reach it.
+        os.chmod(os.environ['UEBROKER_HARNESS_DIR'], 0o755)
+        conn = dbus.bus.BusConnection(os.environ['UEBROKER_BUS_ADDRESS'])
+        mock = dbus.Interface(conn.get_object('org.freedesktop.PolicyKit1', '/org/freedesktop/PolicyKit1/Authority'),
+                              'org.freedesktop.DBus.Mock')
+        mock.SetAllowed(['org.uebroker1.register'])
+        conn.close()
+
+    def test_1_without_uebroker_run_nothing_registers(self):
+        out = subprocess.run(as_bin(os.environ['KERNEL_EXAMPLE']), input='\n', capture_output=True, text=True,
+                             timeout=30)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertNotIn('Press enter', out.stdout)
+        self.assertNotIn('test', events())
+
+    def test_2_kernel_example_follows_a_recorder(self):
+        program = Program(through_broker(os.environ['KERNEL_EXAMPLE']))
+        try:
+            program.expect('Press enter to check status')
+            self.assertEqual(events()['test'][:2], ('u32 count', BIN_UID))
+            # Nobody records: the enable word stays clear.
+            program.send('\n')
+            self.assertNotIn('Something was attached', '\n'.join(program.expect('Press enter')))
+
+            rec = recorder('test', n=1)
+            try:
+                self.assertTrue(wait_for(lambda: events()['test'][3], 10), events())
+                # Within 100 ms of the status byte (the library follows it
+                # every 20 ms); 500 ms is the bound under valgrind.
+                time.sleep(0.5)
+                program.send('\n')
+                lines = program.expect('Press enter')
+                self.assertIn('Something was attached, wrote data', lines)
+                out, err = rec.communicate(timeout=30)
+            finally:
+                if rec.poll() is None:
+                    rec.kill()
+                    rec.communicate()
+            self.assertRegex(out, rf'uid {BIN_UID} pid {program.proc.pid}\] test: count=0\n')
+
+            # The recorder is gone: the word clears again.
+            self.assertTrue(wait_for(lambda: not events()['test'][3], 10), events())
+            time.sleep(0.5)
+            program.send('\n')
+            self.assertNotIn('Something was attached', '\n'.join(program.expect('Press enter')))
+            self.assertEqual(program.stderr, [])        # no UEBROKER_DEBUG: not a word
+        finally:
+            program.close()
+
+    def test_3_libtracepoint_api_sample(self):
+        # Another uid (root) owns simple_tracepoint with other fields.
+        conn = dbus.bus.BusConnection(os.environ['UEBROKER_BUS_ADDRESS'])
+        data_fd, status_fd, _, _ = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's',
+                                                      ('simple_tracepoint u64 other',), timeout=30)
+        os.close(data_fd.take())
+        os.close(status_fd.take())
+        conn.close()
+
+        rec = recorder('tp_data_loc', 'empty_tracepoint', n=2)
+        program = Program(through_broker(os.environ['TRACEPOINT_API_SAMPLE'], debug=True))
+        try:
+            lines = program.expect('Press enter to iterate')
+            self.assertIn('tracepoint_open_provider: 0', lines)
+            self.assertIn('tracepoint_connect(simple_tracepoint): 98', lines)     # EADDRINUSE
+            self.assertIn('tracepoint_connect(empty_tracepoint): 0', lines)
+            self.assertIn('tracepoint_connect(tp_data_loc): 0', lines)
+            self.assertIn('TRACEPOINT_ENABLED(&simple_tracepoint): 0', lines)
+            self.assertIn('tracepoint_write(tp_data_loc): 0', lines, lines)
+            self.assertIn('tracepoint_write(empty_tracepoint): 0', lines, lines)
+            out, err = rec.communicate(timeout=30)
+            self.assertIn('empty_tracepoint:', out)
+            self.assertRegex(out, r'tp_data_loc: field1=101 field2=field2-str field3=301')
+            # --debug: a line for each registration, the refusal named.
+            self.assertTrue(any('org.uebroker1.Error.NameInUse' in line and 'EADDRINUSE' in line
+                                for line in program.stderr), program.stderr)
+            program.send('x\n')
+            self.assertEqual(program.proc.wait(timeout=30), 0)
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+                rec.communicate()
+            program.close()
+        self.assertEqual(events()['tp_data_loc'][1], BIN_UID)
+
+    def test_4_libtracepoint_provider_sample(self):
+        rec = recorder('my_tracepoint*', n=4)
+        try:
+            time.sleep(1)       # recording: new events are enabled at once
+            out = subprocess.run(through_broker(os.environ['TRACEPOINT_PROVIDER_SAMPLE']), capture_output=True,
+                                 text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            recorded, err = rec.communicate(timeout=30)
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+                rec.communicate()
+        for n in range(1, 5):
+            self.assertIn(f'] my_tracepoint{n}:', recorded)
+        self.assertIn('my_tracepoint1: field1=1 field2=value for field 2 field3=5char', recorded)
+
+
+def main():
+    if os.geteuid() != 0 or not shutil.which('setpriv') or not shutil.which('stdbuf'):
+        print('test-uebroker-run: needs root, setpriv and stdbuf', file=sys.stderr)
+        return EXIT_SKIP
+    result = unittest.main(exit=False, verbosity=2).result
+    return exit_status(result)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
