@@ -33,6 +33,19 @@ PATH = '/org/uebroker1'
 INTERFACE = 'org.uebroker1.Broker'
 
 
+def program_env():
+    """The environment of a program run through the preload. A sanitizer
+    build's preload library needs the sanitizer runtime, which the
+    programs (built without it) do not load first: ASan is told so, and
+    leaks of theirs (libtracepoint leaks its file on purpose) are not ours."""
+    env = dict(os.environ)
+    libs = subprocess.run(['ldd', os.environ['UEBROKER_PRELOAD']], capture_output=True, text=True).stdout
+    if 'libasan' in libs:
+        env['ASAN_OPTIONS'] = ':'.join(filter(None, [env.get('ASAN_OPTIONS', ''), 'verify_asan_link_order=0',
+                                                     'detect_leaks=0']))
+    return env
+
+
 def as_bin(*argv):
     return ['setpriv', f'--reuid={BIN_UID}', f'--regid={BIN_UID}', '--clear-groups', *argv]
 
@@ -48,7 +61,7 @@ class Program:
 
     def __init__(self, argv):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1)
+                                     stderr=subprocess.PIPE, text=True, bufsize=1, env=program_env())
         self.lines = queue.Queue()
         self.stderr = []
         threading.Thread(target=self._read, args=(self.proc.stdout, self.lines.put), daemon=True).start()
@@ -194,7 +207,7 @@ class UebrokerRunTest(unittest.TestCase):
         try:
             time.sleep(1)       # recording: new events are enabled at once
             out = subprocess.run(through_broker(os.environ['TRACEPOINT_PROVIDER_SAMPLE']), capture_output=True,
-                                 text=True, timeout=60)
+                                 text=True, timeout=60, env=program_env())
             self.assertEqual(out.returncode, 0, out.stderr)
             recorded, err = rec.communicate(timeout=30)
         finally:
