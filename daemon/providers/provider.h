@@ -29,6 +29,12 @@
  * The provider session reads the table (the broker's, borrowed until
  * session_free) to route records and to undo what is active.
  *
+ * Contract of every operation below: who owns what it returns, its errors
+ * (negative errno) and its thread. Threads, once for all: the daemon is one
+ * thread, and every operation runs on it, the sd-event loop's (the one that
+ * called new()), one at a time; none is thread-safe, none may be called
+ * from another thread. A provider's own event sources run there too.
+ *
  * How the kernel providers map onto this (upstream is written:
  * providers/upstream.c; nothing above this interface changed for it):
  *
@@ -127,6 +133,12 @@ struct provider_stream_owner {
         void *userdata;
 };
 
+/**
+ * provider_stream_owner_closed() - tell a stream's owner it went, once
+ * @o: the owner; cleared, so a second call does nothing
+ *
+ * No errors. Threads: the event loop's.
+ */
 static inline void provider_stream_owner_closed(struct provider_stream_owner *o) {
         if (o->closed)
                 o->closed(o->userdata);
@@ -134,82 +146,219 @@ static inline void provider_stream_owner_closed(struct provider_stream_owner *o)
 }
 
 struct provider_ops {
+        /** @name: "embedded", "upstream", "v1": what --provider= takes; static. */
         const char *name;
-        /* Descriptors the daemon holds per session, to size Clients= against
-         * the fd limit. */
+        /** @fds_per_session: descriptors the daemon holds per session, to size
+         * Clients= against the fd limit. */
         unsigned fds_per_session;
-        /* Record streams it serves at once (RecordStreams= is capped to it). */
+        /** @max_record_streams: record streams it serves at once
+         * (RecordStreams= is capped to it). */
         unsigned max_record_streams;
 
-        /* 1 if usable on this machine, 0 if not (with a malloc()ed reason in
-         * *ret_reason when not NULL), negative errno on failure. */
+        /**
+         * probe() - whether the provider can run on this machine
+         * @settings: may be NULL; read during the call only
+         * @ret_reason: NULL, or set when not usable to a malloc()ed reason the
+         *              caller frees (may stay NULL: out of memory)
+         *
+         * Registers nothing and keeps nothing open.
+         * Return: 1 if usable, 0 if not, negative errno when it cannot tell
+         * (-ENOMEM, an error reading tracefs).
+         */
         int (*probe)(const struct provider_settings *settings, char **ret_reason);
 
+        /**
+         * new() - start the provider on @event
+         * @event: the daemon's loop; referenced until free()
+         * @settings: may be NULL; read during the call only
+         * @ret: set to the provider, the caller's until free()
+         *
+         * Return: 0, or negative errno with nothing left behind: -ENODEV (a
+         * kernel provider that probe() would refuse), -ENOMEM, or what
+         * opening, mapping or sealing its files failed with (logged).
+         */
         int (*new)(sd_event *event, const struct provider_settings *settings, struct provider **ret);
+        /**
+         * free() - stop the provider and free it
+         * @p: the provider, or NULL
+         *
+         * The broker frees every session and removes every event first.
+         * Open record streams are closed (their owners told).
+         * Return: NULL; it cannot fail.
+         */
         struct provider *(*free)(struct provider *p);
 
-        /* Makes @def known to the provider. *io_status_index holds the
-         * proposed index and may be replaced by the one actually used.
-         * @def stays owned by the caller and outlives the provider event. */
+        /**
+         * event_add() - make @def known to the provider
+         * @def: stays owned by the caller and outlives the provider event
+         * @io_status_index: holds the proposed index (1..STATUS_INDEX_MAX)
+         *                   and may be replaced by the one actually used
+         *                   (v1: the kernel's)
+         * @ret: set to the provider event, the provider's: event_remove()
+         *       frees it
+         *
+         * A record stream whose patterns match the name joins it.
+         * Return: 0, or negative errno with nothing kept: -ENOMEM; embedded
+         * and upstream -EINVAL (proposed index out of range); v1 what
+         * opening user_events_data or the kernel's registration failed with
+         * (-EADDRINUSE other fields, -EMFILE page full, -EINVAL) and -EPROTO
+         * (the kernel's status index is outside the page).
+         */
         int (*event_add)(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
                          struct provider_event **ret);
-        /* Only called when no session has a write index bound to the
-         * event, active or not. */
+        /**
+         * event_remove() - forget an event and free it
+         * @ev: from event_add(), or NULL
+         *
+         * Only called when no session has a write index bound to the event,
+         * active or not. Takes it out of every record stream. A kernel
+         * provider deletes it there too (logged when the kernel keeps it:
+         * EBUSY). No errors.
+         */
         void (*event_remove)(struct provider *p, struct provider_event *ev);
-        /* The event's status byte: EVENT_STATUS_* bits of who listens. */
+        /**
+         * event_status() - the event's status byte
+         *
+         * Return: EVENT_STATUS_* bits of who listens; 0 for none. No errors
+         * (upstream falls back to the session pages, as "other", when the
+         * kernel's status text cannot be read, and logs that once).
+         */
         uint8_t (*event_status)(struct provider *p, struct provider_event *ev);
 
+        /**
+         * session_new() - open a client's data file and status page
+         * @peer: copied (bus_name included)
+         * @indexes: the session's write-index table, the broker's, borrowed
+         *           until session_free()
+         * @ret: set to the session, the caller's until session_free()
+         *
+         * Return: 0, or negative errno with nothing left behind: -ENOMEM,
+         * or what creating its socket, memfd or data file failed with
+         * (-EMFILE, -ENFILE, -EACCES, ...; kernel providers log it).
+         */
         int (*session_new)(struct provider *p, const struct provider_peer *peer, const struct write_indexes *indexes,
                            struct provider_session **ret);
-        /* Drops every registration of the session and closes its files. */
+        /**
+         * session_free() - end a session and free it
+         * @s: from session_new(), or NULL
+         *
+         * Drops every registration of the session and closes its files;
+         * the embedded provider reads what is still queued first. The
+         * broker's table is intact until it returns. No errors (upstream
+         * leaks the page's mapping, logged, when the kernel keeps an enabler
+         * on it).
+         */
         void (*session_free)(struct provider *p, struct provider_session *s);
-        /* Borrowed descriptors: the caller dups what it sends. */
+        /**
+         * session_data_fd() - the client's data file
+         *
+         * Return: a descriptor borrowed for the session's life: the caller
+         * dups what it sends. No errors.
+         */
         int (*session_data_fd)(struct provider_session *s);
+        /**
+         * session_status_fd() - the client's status page, read-only
+         *
+         * Return: a descriptor borrowed for the session's life (v1: the
+         * provider's, shared by all sessions): the caller dups what it
+         * sends. No errors.
+         */
         int (*session_status_fd)(struct provider_session *s);
-        /* Binds @write_index to @ev on this session and activates it:
-         * either the index already bound to @ev, inactive, or the next new
-         * one (indexes->n). The table is updated by the broker once this
-         * succeeds. */
+        /**
+         * session_register() - bind @write_index to @ev and activate it
+         * @write_index: either the index already bound to @ev, inactive, or
+         *               the next new one (indexes->n)
+         *
+         * The table is updated by the broker once this succeeds.
+         * Return: 0, or negative errno with nothing bound: -EPROTO when the
+         * kernel numbered the event otherwise (logged); what the kernel's
+         * registration refused with (-EADDRINUSE the name exists with other
+         * fields, -EMFILE user_events_max or a full page, -EINVAL, -ENOMEM).
+         * Embedded: always 0.
+         */
         int (*session_register)(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                 uint32_t write_index);
-        /* Deactivates @write_index, active and bound to @ev; the table is
-         * updated by the broker once this succeeds. */
+        /**
+         * session_unregister() - deactivate @write_index
+         * @write_index: active and bound to @ev
+         *
+         * The table is updated by the broker once this succeeds. Embedded
+         * reads what the client queued before; v1 has nothing to undo (writes
+         * to the index still reach the event).
+         * Return: 0, or negative errno (upstream: what DIAG_IOCSUNREG failed
+         * with, ENOENT aside); the index stays active then.
+         */
         int (*session_unregister)(struct provider *p, struct provider_session *s, struct provider_event *ev,
                                   uint32_t write_index);
 
-        /* A stream of records of @events for a consumer (uebroker-record.h);
-         * returns the consumer's descriptor (owned by the caller), or
-         * -EOPNOTSUPP if this provider leaves recording to the kernel's
-         * tools, -EUSERS when it has all the streams it can serve. @owner
-         * (copied) is told when the stream goes. */
+        /**
+         * record() - a stream of records of @events for a consumer
+         * @events: n_events (at least 1) events of this provider; the array
+         *          is read during the call only
+         * @owner: copied; told (closed()) when the stream goes, never when
+         *         this fails
+         *
+         * Return: the consumer's descriptor (uebroker-record.h), owned by
+         * the caller; or negative errno with no stream: -EINVAL (no events,
+         * too many), -EUSERS when it has all the streams it can serve
+         * (max_record_streams), -EOPNOTSUPP if this provider leaves
+         * recording to the kernel's tools (none of today's), -ENOMEM, or what
+         * creating the stream's socket pair (kernel providers: its tracefs
+         * instance) failed with.
+         */
         int (*record)(struct provider *p, struct provider_event *const *events, size_t n_events,
                       const struct provider_stream_owner *owner);
-        /* Optional (NULL: RecordMatching is not supported): the same for
-         * the events given (which match @patterns; maybe none yet), and each
-         * event added later (event_add) whose name matches one of
-         * @patterns (event-pattern.h; at most EVENT_PATTERNS_MAX) joins the
-         * stream. */
+        /**
+         * record_matching() - record(), and every event that matches later
+         * @events: those that match @patterns now (maybe none); read during
+         *          the call only
+         * @patterns: 1..EVENT_PATTERNS_MAX (event-pattern.h); copied
+         *
+         * Optional (NULL: RecordMatching is not supported). Each event added
+         * later (event_add) whose name matches one of @patterns joins the
+         * stream.
+         * Return: as record(); -EINVAL also for no pattern or too many.
+         */
         int (*record_matching)(struct provider *p, struct provider_event *const *events, size_t n_events,
                                const char *const *patterns, size_t n_patterns,
                                const struct provider_stream_owner *owner);
 
-        /* The data path's counters; NULL when the daemon is not on the data
-         * path. */
+        /**
+         * counters() - the data path's counters
+         * @ret: the caller's, filled in
+         *
+         * Optional: NULL when the daemon is not on the data path (kernel
+         * providers). No errors.
+         */
         void (*counters)(struct provider *p, struct provider_counters *ret);
 
-        /* A shared-memory ring for the session (ring.h) of about @requested
-         * data bytes, mapping (header included) at most @max_bytes, which
-         * the broker charged to the session's uid (user-charges.h):
-         * returns its memfd (the caller's, to hand out) with the data size
-         * granted in *@ret_size and the bytes mapped in *@ret_mapped;
-         * -EBUSY when the session has one, -EDQUOT when even the smallest
-         * ring exceeds @max_bytes. NULL: the provider has none. */
+        /**
+         * session_ring() - a shared-memory ring for the session (ring.h)
+         * @requested: data bytes the client asked for, rounded up to a power
+         *             of two within RING_DATA_MIN..RING_DATA_MAX
+         * @max_bytes: what the ring may map, header included, as the broker
+         *             charged it to the session's uid (user-charges.h); the
+         *             ring shrinks to fit
+         * @ret_size: set to the data size granted
+         * @ret_mapped: set to the bytes mapped
+         *
+         * Optional (NULL: the provider has none). The ring is the session's
+         * until session_ring_close() or session_free().
+         * Return: its memfd, the caller's to hand out and close; or negative
+         * errno with no ring: -EBUSY when the session has one, -EDQUOT when
+         * even the smallest ring exceeds @max_bytes, or what creating,
+         * sealing or mapping the memfd failed with (-ENOMEM, -EMFILE).
+         */
         int (*session_ring)(struct provider *p, struct provider_session *s, uint32_t requested, uint64_t max_bytes,
                             uint32_t *ret_size, uint64_t *ret_mapped);
-        /* Reads what the session's ring holds committed, then unmaps it:
-         * the client's later ring writes are not read (it asks for a new
-         * ring when it registers again). Nothing without a ring. NULL
-         * when session_ring is. */
+        /**
+         * session_ring_close() - read the session's ring one last time, unmap it
+         *
+         * Reads what it holds committed, then unmaps it: the client's later
+         * ring writes are not read (it asks for a new ring when it registers
+         * again). Nothing without a ring. NULL when session_ring is. No
+         * errors.
+         */
         void (*session_ring_close)(struct provider *p, struct provider_session *s);
 };
 
@@ -217,15 +366,37 @@ extern const struct provider_ops embedded_provider_ops;
 extern const struct provider_ops upstream_provider_ops;
 extern const struct provider_ops v1_provider_ops;
 
-/* Providers in order of preference for --provider=auto. */
+/* Providers in order of preference for --provider=auto, NULL-terminated. */
 extern const struct provider_ops *const provider_table[];
 
-/* The provider called @name, NULL if there is none. */
+/**
+ * provider_find() - the provider called @name
+ * @name: not NULL
+ *
+ * Return: its static ops, or NULL if there is none (no other error).
+ * Threads: any; it reads constant tables only.
+ */
 const struct provider_ops *provider_find(const char *name);
 
-/* --provider=auto: the first usable provider in provider_table[]; logs at
- * info why it chose it. */
+/**
+ * provider_choose_auto() - --provider=auto: the first usable provider
+ * @settings: passed to each probe(); may be NULL
+ * @ret: set to the static ops of the first provider in provider_table[]
+ *       whose probe() says 1
+ *
+ * Logs at info why it chose it and why it passed over the others (a probe
+ * that fails counts as not usable).
+ * Return: 0, or -ENODEV (logged as an error) when none is usable.
+ * Threads: the daemon's, at start-up.
+ */
 int provider_choose_auto(const struct provider_settings *settings, const struct provider_ops **ret);
 
-/* "auto, upstream, embedded": the names --provider= takes, for messages. */
+/**
+ * provider_names() - the names --provider= takes, for messages
+ *
+ * Return: "auto, upstream, v1, embedded" (from provider_table[]), a static
+ * buffer built at the first call: do not free it. No errors.
+ * Threads: the first call is not thread-safe (the daemon makes it on its
+ * one thread); later calls only read.
+ */
 const char *provider_names(void);
