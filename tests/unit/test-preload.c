@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* client/preload-files.c without a broker: which paths are the data file,
+ * the errnos a kernel program gets for the broker's refusals, and every
+ * ioctl the library refuses before it asks the broker (bad structures,
+ * addresses that are not there, flags it does not serve). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check-tap.h"
+
+#include <systemd/sd-bus.h>
+
+#include "broker-bus.h"
+#include "preload-files.h"
+#include "user-events-abi.h"
+
+START_TEST(test_data_file_paths) {
+        ck_assert(preload_path_is_data_file("/sys/kernel/tracing/user_events_data"));
+        ck_assert(preload_path_is_data_file("/sys/kernel/debug/tracing/user_events_data"));
+        ck_assert(preload_path_is_data_file("user_events_data"));
+        ck_assert(!preload_path_is_data_file("/sys/kernel/tracing/user_events_status"));
+        ck_assert(!preload_path_is_data_file("/tmp/my_user_events_data"));
+        ck_assert(!preload_path_is_data_file("/sys/kernel/tracing/user_events_data/"));
+        ck_assert(!preload_path_is_data_file("ser_events_data"));
+        ck_assert(!preload_path_is_data_file(""));
+        ck_assert(!preload_path_is_data_file(NULL));
+}
+END_TEST
+
+START_TEST(test_errnos_of_refusals) {
+        ck_assert_int_eq(preload_errno_from_bus("Register", BROKER_ERROR_INVALID_COMMAND, EIO), EINVAL);
+        ck_assert_int_eq(preload_errno_from_bus("Register", BROKER_ERROR_NAME_IN_USE, EIO), EADDRINUSE);
+        ck_assert_int_eq(preload_errno_from_bus("Register", SD_BUS_ERROR_ACCESS_DENIED, EIO), EACCES);
+        ck_assert_int_eq(preload_errno_from_bus("Delete", SD_BUS_ERROR_ACCESS_DENIED, EIO), EPERM);
+        ck_assert_int_eq(preload_errno_from_bus("Register", BROKER_ERROR_QUOTA_EXCEEDED, EIO), ENOSPC);
+        ck_assert_int_eq(preload_errno_from_bus("Delete", BROKER_ERROR_BUSY, EIO), EBUSY);
+        ck_assert_int_eq(preload_errno_from_bus("Register", BROKER_ERROR_BUSY, EIO), EAGAIN);
+        ck_assert_int_eq(preload_errno_from_bus("Delete", BROKER_ERROR_NO_SUCH_EVENT, EIO), ENOENT);
+        ck_assert_int_eq(preload_errno_from_bus("Register", BROKER_ERROR_NOT_SUPPORTED, EIO), EOPNOTSUPP);
+        ck_assert_int_eq(preload_errno_from_bus("Register", SD_BUS_ERROR_LIMITS_EXCEEDED, EIO), EAGAIN);
+        ck_assert_int_eq(preload_errno_from_bus("Register", SD_BUS_ERROR_SERVICE_UNKNOWN, EIO), ENOENT);
+        ck_assert_int_eq(preload_errno_from_bus("Register", SD_BUS_ERROR_NO_REPLY, EIO), ETIMEDOUT);
+        ck_assert_int_eq(preload_errno_from_bus("Register", "org.example.Other", EIO), EIO);
+        ck_assert_int_eq(preload_errno_from_bus("Register", NULL, ECONNREFUSED), ECONNREFUSED);
+}
+END_TEST
+
+static uint32_t enable_word;
+
+static struct upstream_user_reg good_reg(const char *command) {
+        return (struct upstream_user_reg) {
+                .size = sizeof(struct upstream_user_reg),
+                .enable_bit = 31,
+                .enable_size = 4,
+                .enable_addr = (uintptr_t) &enable_word,
+                .name_args = (uintptr_t) command,
+        };
+}
+
+START_TEST(test_refused_before_the_broker) {
+        /* An address that is certainly not mapped. */
+        void *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        struct upstream_user_reg reg;
+        struct upstream_user_unreg unreg = { .size = sizeof(unreg), .disable_addr = (uintptr_t) &enable_word };
+        int fd;
+
+        ck_assert_ptr_ne(hole, MAP_FAILED);
+        ck_assert_int_eq(munmap(hole, 4096), 0);
+        fd = preload_open(O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert(preload_owns(fd));
+        ck_assert(!preload_owns(fd + 1000));
+
+        ck_assert_int_eq(preload_ioctl(fd, 0x1234, &reg), -ENOTTY);
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, hole), -EFAULT);
+        reg = good_reg("ev u32 a");
+        reg.size = 20;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        reg.size = 8192;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -E2BIG);
+        reg = good_reg("ev u32 a");
+        reg.enable_size = 3;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        reg = good_reg("ev u32 a");
+        reg.enable_bit = 32;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        reg = good_reg("ev u32 a");
+        reg.enable_addr += 2;                           /* not aligned */
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        reg = good_reg("ev u32 a");
+        reg.enable_addr = (uintptr_t) hole;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EFAULT);
+        reg = good_reg("ev u32 a");
+        reg.name_args = (uintptr_t) hole;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EFAULT);
+        reg = good_reg("ev u32 a");
+        reg.flags = UPSTREAM_USER_EVENT_REG_PERSIST;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EPERM);
+        reg.flags = UPSTREAM_USER_EVENT_REG_MULTI_FORMAT;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EOPNOTSUPP);
+        reg.flags = 1u << 2;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+
+        /* A command longer than any the broker takes, unterminated for
+         * 4 KiB: refused without reading past it. */
+        {
+                static char long_command[8192];
+
+                memset(long_command, 'x', sizeof(long_command));
+                reg = good_reg(long_command);
+                ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        }
+
+        /* Nothing registered: nothing to unregister. */
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSUNREG, &unreg), -ENOENT);
+        unreg.reserved = 1;
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSUNREG, &unreg), -EINVAL);
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSUNREG, hole), -EFAULT);
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSDEL, hole), -EFAULT);
+        ck_assert_uint_eq(enable_word, 0);
+
+        preload_forget(fd);
+        ck_assert(!preload_owns(fd));
+        ck_assert_int_eq(preload_ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EBADF);
+        close(fd);
+}
+END_TEST
+
+static Suite *preload_suite(void) {
+        Suite *s = suite_create("preload");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_data_file_paths);
+        tcase_add_test(tc, test_errnos_of_refusals);
+        tcase_add_test(tc, test_refused_before_the_broker);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_tap_run(preload_suite());
+}
