@@ -83,6 +83,8 @@ check "configuration file in sysconfdir" "uebroker/uebrokerd.conf" "${UEB_CONFIG
 expected=(
         "$UEB_SBINDIR/uebrokerd"
         "$UEB_BINDIR/uebctl"
+        "$UEB_BINDIR/uebroker-run"
+        "$UEB_LIBDIR/uebroker/libuebroker-preload.so"
         "$UEB_LIBDIR/libuebroker.so"
         "$UEB_LIBDIR/libuebroker.so.1"
         "$UEB_LIBDIR/libuebroker.so.1.2.0"
@@ -123,6 +125,13 @@ if [ "$actual" = "$want" ]; then
 else
         fail "the installed tree differs from the expected one (< expected, > installed):"
         diff <(echo "$want") <(echo "$actual") | grep '^[<>]' | sed 's/^/    /'
+fi
+
+# uebroker-run preloads the library where it was installed.
+if grep -qaF "$UEB_LIBDIR/uebroker/libuebroker-preload.so" "$dest$UEB_BINDIR/uebroker-run"; then
+        ok "uebroker-run preloads the installed libuebroker-preload.so"
+else
+        fail "uebroker-run does not name $UEB_LIBDIR/uebroker/libuebroker-preload.so"
 fi
 
 # Paths inside the installed files point at installed files.
