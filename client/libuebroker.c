@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "time-util.h"
 #include "client-internal.h"
 #include "data-message.h"
 #include "event-def.h"
@@ -26,10 +27,7 @@
 const uint8_t ueb_zero_status = 0;
 
 uint64_t ueb_now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000ull;
+        return monotonic_usec();
 }
 
 bool ueb_client_wait(struct ueb_client *c, uint64_t deadline_usec) {

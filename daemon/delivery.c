@@ -9,6 +9,7 @@
 #include "cleanup.h"
 #include "delivery.h"
 #include "log.h"
+#include "time-util.h"
 
 /* Back-off between questions while a client's queue does not drain: 10 ms
  * doubling to 2 s. */
@@ -47,13 +48,6 @@ struct delivery {
         struct log_ratelimit stall_ratelimit;
         bool stall_logged;
 };
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 /* What @uid has pinned and held, as user-charges.h counts it. */
 static struct delivery_usage usage_of(const struct delivery *d, uid_t uid) {
@@ -468,7 +462,7 @@ static void log_stall(struct delivery *d, uint64_t queued, uint64_t stuck_usec) 
 
 static int on_watch(sd_event_source *s, uint64_t usec, void *userdata) {
         struct delivery *d = userdata;
-        uint64_t queued = 0, now = now_usec();
+        uint64_t queued = 0, now = monotonic_usec();
 
         (void) sd_bus_get_n_queued_write(d->bus, &queued);
         if (queued == 0 || queued < d->queued_last) {
@@ -499,7 +493,7 @@ static void watch_arm(struct delivery *d) {
 }
 
 void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
-        uint64_t now = now_usec();
+        uint64_t now = monotonic_usec();
 
         *ret = (struct delivery_stats) {
                 .all = usage_all(d),

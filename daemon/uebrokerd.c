@@ -20,6 +20,7 @@
 #include "bus-util.h"
 #include "broker.h"
 #include "cleanup.h"
+#include "time-util.h"
 #include "broker-config.h"
 #include "config.h"
 #include "log.h"
@@ -234,12 +235,10 @@ struct reload_context {
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct reload_context *ctx = userdata;
         _cleanup_free_ char *message = NULL;
-        struct timespec ts;
         int r;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading the configuration\nMONOTONIC_USEC=%llu",
-                          (unsigned long long) ts.tv_sec * 1000000ull + (unsigned long long) ts.tv_nsec / 1000ull);
+        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading the configuration\nMONOTONIC_USEC=%" PRIu64,
+                          monotonic_usec());
 
         r = load_config(ctx->options, ctx->config, &message);
         if (r < 0)

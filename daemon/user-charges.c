@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <search.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "bus-caller.h"
+#include "time-util.h"
 #include "user-charges.h"
 
 /* What one uid holds; dropped once it holds nothing, so the tree never
@@ -14,13 +14,6 @@ struct user_account {
         uint64_t held[_CHARGE_KIND_MAX];
         struct token_bucket rate[_RATE_KIND_MAX];
 };
-
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 static void bucket_refill(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec) {
         uint64_t elapsed = now_usec > bucket->updated_usec ? now_usec - bucket->updated_usec : 0;

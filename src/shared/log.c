@@ -15,6 +15,7 @@
 
 #include "event-def.h"
 #include "log.h"
+#include "time-util.h"
 
 static int max_level = LOG_INFO;
 static bool use_prefix = true;
@@ -176,11 +177,7 @@ int log_full_errno(int level, int error, const char *format, ...) {
 }
 
 bool log_ratelimit_ok(struct log_ratelimit *rl, unsigned *ret_suppressed) {
-        struct timespec ts;
-        uint64_t now;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        now = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+        uint64_t now = monotonic_usec();
 
         if (rl->begin_usec == 0 || now - rl->begin_usec >= rl->interval_usec) {
                 if (ret_suppressed)
