@@ -47,6 +47,7 @@ struct preload_file {
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 static LIST_HEAD(struct preload_file, files);
+static unsigned n_files;                /* written under files_lock, read without */
 static bool sync_running;               /* under files_lock */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static __thread bool in_library;
@@ -122,6 +123,23 @@ static int write_own(uint64_t to, const void *from, size_t len) {
         ssize_t n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
 
         return n == (ssize_t) len ? 0 : -EFAULT;
+}
+
+/* A structure of the kernel interface at @from, led by its u32 size:
+ * refused as the kernel refuses it (larger than a page, smaller than
+ * @len); @len bytes of it read into @to. */
+static int read_own_sized(void *to, uint64_t from, size_t len) {
+        uint32_t size;
+
+        if (read_own(&size, from, sizeof(size)) != sizeof(size))
+                return -EFAULT;
+        if (size > 4096)
+                return -E2BIG;
+        if (size < len)
+                return -EINVAL;
+        if (read_own(to, from, len) != (ssize_t) len)
+                return -EFAULT;
+        return 0;
 }
 
 /* A NUL-terminated string of at most @max bytes at @from. */
@@ -285,6 +303,7 @@ int preload_open(int flags) {
         pthread_mutex_init(&f->call_lock, NULL);
         pthread_mutex_lock(&files_lock);
         LIST_PREPEND(files, files, f);
+        __atomic_store_n(&n_files, n_files + 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&files_lock);
         debug("user_events_data opened as fd %d, through the broker", fd);
         return fd;
@@ -293,7 +312,9 @@ int preload_open(int flags) {
 bool preload_owns(int fd) {
         bool owned;
 
-        if (fd < 0)
+        /* Every close() and ioctl() of the program asks: no lock while the
+         * program has no data file open. */
+        if (fd < 0 || __atomic_load_n(&n_files, __ATOMIC_ACQUIRE) == 0)
                 return false;
         pthread_mutex_lock(&files_lock);
         owned = file_find(fd) != NULL;
@@ -308,8 +329,10 @@ void preload_forget(int fd) {
                 return;
         pthread_mutex_lock(&files_lock);
         f = file_find(fd);
-        if (f)
+        if (f) {
                 LIST_REMOVE(files, files, f);
+                __atomic_store_n(&n_files, n_files - 1, __ATOMIC_RELEASE);
+        }
         pthread_mutex_unlock(&files_lock);
         if (!f)
                 return;
@@ -389,19 +412,14 @@ static int file_register(struct preload_file *f, uint64_t uaddr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct upstream_user_reg reg = {};
         char command[EVENT_COMMAND_MAX + 1];
-        uint32_t status_index, write_index, size;
+        uint32_t status_index, write_index;
         int data_fd, status_fd, r;
         uint64_t word = 0;
         struct enabler *e;
 
-        if (read_own(&size, uaddr, sizeof(size)) != sizeof(size))
-                return -EFAULT;
-        if (size > 4096)
-                return -E2BIG;
-        if (size < sizeof(reg))
-                return -EINVAL;
-        if (read_own(&reg, uaddr, sizeof(reg)) != sizeof(reg))
-                return -EFAULT;
+        r = read_own_sized(&reg, uaddr, sizeof(reg));
+        if (r < 0)
+                return r;
         r = check_reg(&reg);
         if (r < 0)
                 return r;
@@ -467,16 +485,11 @@ static int file_register(struct preload_file *f, uint64_t uaddr) {
 static int file_unregister(struct preload_file *f, uint64_t uaddr) {
         struct upstream_user_unreg unreg = {};
         struct enabler *found = NULL;
-        uint32_t size;
+        int r;
 
-        if (read_own(&size, uaddr, sizeof(size)) != sizeof(size))
-                return -EFAULT;
-        if (size > 4096)
-                return -E2BIG;
-        if (size < sizeof(unreg))
-                return -EINVAL;
-        if (read_own(&unreg, uaddr, sizeof(unreg)) != sizeof(unreg))
-                return -EFAULT;
+        r = read_own_sized(&unreg, uaddr, sizeof(unreg));
+        if (r < 0)
+                return r;
         if (unreg.reserved || unreg.reserved2)
                 return -EINVAL;
 

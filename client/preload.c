@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -47,96 +48,83 @@ static int opened(int r) {
         return r;
 }
 
-static mode_t mode_of(int flags, va_list ap) {
-        return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? va_arg(ap, mode_t) : 0;
+/* Whether @path is ours; then *@ret is what the call returns. */
+static bool open_ours(const char *path, int flags, int *ret) {
+        if (!preload_path_is_data_file(path))
+                return false;
+        *ret = opened(preload_open(flags));
+        return true;
 }
 
-EXPORT int open(const char *path, int flags, ...) {
-        va_list ap;
-        mode_t mode;
+/* open()'s third argument, which is there only when @flags ask for one. */
+#define MODE_ARG(flags, mode)                                                           \
+        do {                                                                            \
+                va_list _ap;                                                            \
+                va_start(_ap, flags);                                                   \
+                mode = (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? va_arg(_ap, mode_t) : 0; \
+                va_end(_ap);                                                            \
+        } while (0)
 
-        REAL(open, -1);
-        va_start(ap, flags);
-        mode = mode_of(flags, ap);
-        va_end(ap);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real_open(path, flags, mode);
-}
+/* One body per family: open() and open64(), openat() and openat64(), and
+ * the _FORTIFY_SOURCE entry points without a mode. */
+#define DEFINE_OPEN(name)                                                               \
+        EXPORT int name(const char *path, int flags, ...) {                             \
+                mode_t mode;                                                            \
+                int fd;                                                                 \
+                                                                                        \
+                REAL(name, -1);                                                         \
+                MODE_ARG(flags, mode);                                                  \
+                if (open_ours(path, flags, &fd))                                        \
+                        return fd;                                                      \
+                return real_##name(path, flags, mode);                                  \
+        }
 
-EXPORT int open64(const char *path, int flags, ...) {
-        va_list ap;
-        mode_t mode;
+#define DEFINE_OPENAT(name)                                                             \
+        EXPORT int name(int dirfd, const char *path, int flags, ...) {                  \
+                mode_t mode;                                                            \
+                int fd;                                                                 \
+                                                                                        \
+                REAL(name, -1);                                                         \
+                MODE_ARG(flags, mode);                                                  \
+                if (open_ours(path, flags, &fd))                                        \
+                        return fd;                                                      \
+                return real_##name(dirfd, path, flags, mode);                           \
+        }
 
-        REAL(open64, -1);
-        va_start(ap, flags);
-        mode = mode_of(flags, ap);
-        va_end(ap);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real_open64(path, flags, mode);
-}
+#define DEFINE_OPEN_2(name)                                                             \
+        EXPORT int name(const char *path, int flags) {                                  \
+                int fd;                                                                 \
+                                                                                        \
+                REAL(name, -1);                                                         \
+                if (open_ours(path, flags, &fd))                                        \
+                        return fd;                                                      \
+                return real_##name(path, flags);                                        \
+        }
 
-EXPORT int openat(int dirfd, const char *path, int flags, ...) {
-        va_list ap;
-        mode_t mode;
+#define DEFINE_OPENAT_2(name)                                                           \
+        EXPORT int name(int dirfd, const char *path, int flags) {                       \
+                int fd;                                                                 \
+                                                                                        \
+                REAL(name, -1);                                                         \
+                if (open_ours(path, flags, &fd))                                        \
+                        return fd;                                                      \
+                return real_##name(dirfd, path, flags);                                 \
+        }
 
-        REAL(openat, -1);
-        va_start(ap, flags);
-        mode = mode_of(flags, ap);
-        va_end(ap);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real_openat(dirfd, path, flags, mode);
-}
-
-EXPORT int openat64(int dirfd, const char *path, int flags, ...) {
-        va_list ap;
-        mode_t mode;
-
-        REAL(openat64, -1);
-        va_start(ap, flags);
-        mode = mode_of(flags, ap);
-        va_end(ap);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real_openat64(dirfd, path, flags, mode);
-}
-
-/* The _FORTIFY_SOURCE entry points (glibc's names, no header declares
- * them). */
+/* glibc's _FORTIFY_SOURCE names; no header declares them. */
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
-EXPORT int __open_2(const char *path, int flags) {
-        REAL(__open_2, -1);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real___open_2(path, flags);
-}
-
-EXPORT int __open64_2(const char *path, int flags) {
-        REAL(__open64_2, -1);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real___open64_2(path, flags);
-}
-
-EXPORT int __openat_2(int dirfd, const char *path, int flags) {
-        REAL(__openat_2, -1);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real___openat_2(dirfd, path, flags);
-}
-
-EXPORT int __openat64_2(int dirfd, const char *path, int flags) {
-        REAL(__openat64_2, -1);
-        if (preload_path_is_data_file(path))
-                return opened(preload_open(flags));
-        return real___openat64_2(dirfd, path, flags);
-}
+DEFINE_OPEN(open)
+DEFINE_OPEN(open64)
+DEFINE_OPENAT(openat)
+DEFINE_OPENAT(openat64)
+DEFINE_OPEN_2(__open_2)
+DEFINE_OPEN_2(__open64_2)
+DEFINE_OPENAT_2(__openat_2)
+DEFINE_OPENAT_2(__openat64_2)
 
 /* fopen()'s mode as open()'s flags: only "e" (close-on-exec) matters to
  * us; the file is written either way. */
@@ -159,19 +147,16 @@ static FILE *fopen_data_file(const char *mode) {
         return f;
 }
 
-EXPORT FILE *fopen(const char *path, const char *mode) {
-        REAL(fopen, NULL);
-        if (preload_path_is_data_file(path))
-                return fopen_data_file(mode);
-        return real_fopen(path, mode);
-}
+#define DEFINE_FOPEN(name)                                                              \
+        EXPORT FILE *name(const char *path, const char *mode) {                         \
+                REAL(name, NULL);                                                       \
+                if (preload_path_is_data_file(path))                                    \
+                        return fopen_data_file(mode);                                   \
+                return real_##name(path, mode);                                         \
+        }
 
-EXPORT FILE *fopen64(const char *path, const char *mode) {
-        REAL(fopen64, NULL);
-        if (preload_path_is_data_file(path))
-                return fopen_data_file(mode);
-        return real_fopen64(path, mode);
-}
+DEFINE_FOPEN(fopen)
+DEFINE_FOPEN(fopen64)
 
 EXPORT int ioctl(int fd, unsigned long request, ...) {
         va_list ap;
