@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* daemon/admission.c: which new event may be created and which unused event
  * makes room, on a real registry (embedded provider) with a fake clock. */
+#include "charges-unbounded.h"
 #include "check-tap.h"
 
 #include <errno.h>
@@ -33,8 +34,7 @@ static struct user_charges charges;
 static void charges_init(void) {
         struct charge_bounds unbounded;
 
-        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
-                unbounded.kind[k] = (struct charge_bound) { .pool = UINT64_MAX, .share = UINT64_MAX };
+        charge_bounds_unbounded(&unbounded);
         user_charges_init(&charges, &unbounded);
 }
 

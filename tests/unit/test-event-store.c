@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* daemon/event-store.c: the events-and-owners file, written and read back,
  * and what it does with lines it did not write. */
+#include "charges-unbounded.h"
 #include "check-tap.h"
 
 #include <errno.h>
@@ -24,8 +25,7 @@ static struct user_charges charges;
 static void charges_init(void) {
         struct charge_bounds unbounded;
 
-        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
-                unbounded.kind[k] = (struct charge_bound) { .pool = UINT64_MAX, .share = UINT64_MAX };
+        charge_bounds_unbounded(&unbounded);
         user_charges_init(&charges, &unbounded);
 }
 
