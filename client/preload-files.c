@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,8 +35,16 @@ struct enabler {
         LIST_FIELDS(struct enabler, enablers);
 };
 
+/* Who registers on a file, learnt at its first DIAG_IOCSREG. */
+enum file_mode {
+        FILE_MODE_UNKNOWN,
+        FILE_MODE_KERNEL,               /* the broker's Authorize, then the program's own ioctl (upstream) */
+        FILE_MODE_BROKER,               /* the broker's Register (embedded, v1): enable words followed here */
+};
+
 struct preload_file {
         int fd;                         /* the program's */
+        enum file_mode mode;            /* under call_lock */
         pid_t pid;                      /* of the process that opened it */
         pthread_mutex_t call_lock;      /* one broker call at a time */
         sd_bus *bus;                    /* private; under call_lock */
@@ -408,6 +417,50 @@ static int check_reg(const struct upstream_user_reg *reg) {
         return 0;
 }
 
+/* The broker's data file takes the placeholder's number, once. */
+static int file_take_data(struct preload_file *f, int data_fd) {
+        int cloexec;
+
+        if (f->has_data)
+                return 0;
+        cloexec = fcntl(f->fd, F_GETFD);
+        if (cloexec < 0 || dup3(data_fd, f->fd, cloexec & FD_CLOEXEC ? O_CLOEXEC : 0) < 0)
+                return -errno;
+        f->has_data = true;
+        return 0;
+}
+
+/* The kernel's own ioctl on @f, the broker's data file. */
+static int kernel_ioctl(struct preload_file *f, unsigned long request, uint64_t uaddr) {
+        return syscall(SYS_ioctl, f->fd, request, (unsigned long) uaddr) < 0 ? -errno : 0;
+}
+
+/* Upstream: the broker says yes to @command (Authorize), then the program's
+ * own DIAG_IOCSREG at @uaddr reaches the kernel, which writes the write
+ * index and keeps the enable word. -EOPNOTSUPP with f->mode unchanged when
+ * the broker's provider has no kernel file to register on. */
+static int file_authorize(struct preload_file *f, const char *command, uint64_t uaddr) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int data_fd, r;
+
+        r = file_call(f, "Authorize", command, &reply, "s", command);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "h", &data_fd);
+        if (r < 0)
+                return r;
+        f->mode = FILE_MODE_KERNEL;
+        r = file_take_data(f, data_fd);
+        if (r < 0)
+                return r;
+        r = kernel_ioctl(f, UPSTREAM_DIAG_IOCSREG, uaddr);
+        if (r < 0)
+                debug("'%s': the broker said yes, the kernel's DIAG_IOCSREG failed: %s", command, strerror(-r));
+        else
+                debug("registered '%s' on the kernel's file, as the broker granted it", command);
+        return r;
+}
+
 static int file_register(struct preload_file *f, uint64_t uaddr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct upstream_user_reg reg = {};
@@ -430,6 +483,12 @@ static int file_register(struct preload_file *f, uint64_t uaddr) {
                 return -EINVAL;         /* longer than any command the broker takes */
         if (r < 0)
                 return r;
+        if (f->mode != FILE_MODE_BROKER) {
+                r = file_authorize(f, command, uaddr);
+                if (r != -EOPNOTSUPP || f->mode == FILE_MODE_KERNEL)
+                        return r;
+                f->mode = FILE_MODE_BROKER;     /* the broker registers, and we follow the status bytes */
+        }
 
         e = calloc(1, sizeof(*e));
         if (!e)
@@ -447,15 +506,8 @@ static int file_register(struct preload_file *f, uint64_t uaddr) {
                 else
                         f->status = page;
         }
-        if (r >= 0 && !f->has_data) {
-                int cloexec = fcntl(f->fd, F_GETFD);
-
-                /* The broker's data file takes the placeholder's number. */
-                if (cloexec < 0 || dup3(data_fd, f->fd, cloexec & FD_CLOEXEC ? O_CLOEXEC : 0) < 0)
-                        r = -errno;
-                else
-                        f->has_data = true;
-        }
+        if (r >= 0)
+                r = file_take_data(f, data_fd);
         if (r >= 0)
                 r = write_own(uaddr + offsetof(struct upstream_user_reg, write_index), &write_index,
                               sizeof(write_index));
@@ -544,6 +596,8 @@ int preload_ioctl(int fd, unsigned long request, void *arg) {
         pthread_mutex_lock(&f->call_lock);
         if (request == UPSTREAM_DIAG_IOCSREG)
                 r = file_register(f, (uintptr_t) arg);
+        else if (request == UPSTREAM_DIAG_IOCSUNREG && f->mode == FILE_MODE_KERNEL)
+                r = kernel_ioctl(f, request, (uintptr_t) arg);  /* the kernel's enabler */
         else if (request == UPSTREAM_DIAG_IOCSUNREG)
                 r = file_unregister(f, (uintptr_t) arg);
         else

@@ -8,19 +8,26 @@
  * broker (never the program's), created at the first ioctl. The kernel
  * interface's ioctls are answered through the broker:
  *
- * - DIAG_IOCSREG: the broker's Register (validation, name ownership,
- *   reservations, quotas, polkit), on every provider: the broker registers
- *   the event, the program writes it with the write index it returns. The
- *   first registration puts the broker's data file in place of the
+ * - DIAG_IOCSREG: the broker first (validation, name ownership,
+ *   reservations, quotas, polkit), then, by the provider:
+ *   - upstream: the broker's Authorize says yes to the definition, and the
+ *     program's own ioctl reaches the kernel on the broker's data file (the
+ *     kernel's user_events_data): the kernel writes the write index and
+ *     keeps the enable word, as without the broker. DIAG_IOCSUNREG goes to
+ *     the kernel.
+ *   - embedded, v1 (Authorize answers NotSupported): the broker's Register
+ *     registers the event, the program writes it with the write index it
+ *     returns, and the enable word stays the program's: bit enable_bit of
+ *     the enable_size bytes at enable_addr is set while the event's status
+ *     byte says someone records, cleared when nobody does, atomically
+ *     (other bits of the word may be other registrations'). One thread of
+ *     the library follows the status bytes every
+ *     PRELOAD_SYNC_INTERVAL_MSEC; after DIAG_IOCSUNREG returns it never
+ *     writes that word again. DIAG_IOCSUNREG drops the enabler only (as
+ *     the kernel: the write index stays valid).
+ *   The first registration puts the broker's data file in place of the
  *   placeholder open() returned (dup3(), same descriptor number).
- * - The enable word stays the program's: bit enable_bit of the enable_size
- *   bytes at enable_addr is set while the event's status byte says someone
- *   records, cleared when nobody does, atomically (other bits of the word
- *   may be other registrations'). One thread of the library follows the
- *   status bytes every PRELOAD_SYNC_INTERVAL_MSEC; after DIAG_IOCSUNREG
- *   returns it never writes that word again.
- * - DIAG_IOCSUNREG drops the enabler only (as the kernel: the write index
- *   stays valid); DIAG_IOCSDEL is the broker's Delete.
+ * - DIAG_IOCSDEL is the broker's Delete.
  *
  * Errors are the kernel interface's errnos (preload_errno_from_bus()).
  * Thread-safe; a call from a signal handler that interrupted the library,

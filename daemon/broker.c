@@ -65,7 +65,8 @@ static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
         size_t n;
 
         buf[0] = '\0';
-        if (!member || (strcmp(member, "Register") != 0 && strcmp(member, "Delete") != 0))
+        if (!member || (strcmp(member, "Register") != 0 && strcmp(member, "Authorize") != 0 &&
+                        strcmp(member, "Delete") != 0))
                 return;
         if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read_basic(m, 's', &arg) <= 0 || !arg)
                 return;
@@ -369,10 +370,17 @@ static void eviction_undo(struct broker *b, struct eviction *e) {
         e->def = NULL;  /* the registry's again */
 }
 
-/* Register's reply: the data file and the status page. */
+/* Register's reply: the data file and the status page; Authorize's: the
+ * data file. */
 static const struct delivery_cost register_reply_cost = { .fds = 2, .bytes = SMALL_REPLY_BYTES };
+static const struct delivery_cost authorize_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
 
-static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+/* Register, and Authorize (@grant): the same validation, authorization and
+ * admission; Register then registers the event on the caller's data file,
+ * Authorize only grants it, for the caller's own DIAG_IOCSREG (session.h,
+ * Grants). */
+static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bus_error *error) {
+        const struct delivery_cost reply_cost = grant ? authorize_reply_cost : register_reply_cost;
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         _cleanup_(eviction_done) struct eviction evicted = {};
         struct event_error parse_error = { 0 };
@@ -401,15 +409,29 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 return r;
         if (r < 0)
                 return sd_bus_error_set(error, BROKER_ERROR_INVALID_COMMAND, parse_error.message);
+        if (grant && !provider_link_self_registration(&b->link))
+                return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
+                                         "the %s provider's data file is not the kernel's user_events_data, so "
+                                         "nothing can register on it but the broker: call Register instead",
+                                         provider_link_name(&b->link));
 
         /* Identify: the session knows, or the bus is asked once. */
         r = session_identify(&b->sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
+        if (grant && s->indexes.n > 0)
+                return sd_bus_error_set(error, BROKER_ERROR_BUSY,
+                                        "this connection has registered events through the broker (Register); "
+                                        "Authorize definitions on another connection, whose data file is then "
+                                        "the caller's to register on");
+        if (!grant && session_registers_itself(s))
+                return sd_bus_error_set(error, BROKER_ERROR_BUSY,
+                                        "this connection registers its events itself (Authorize); call Register "
+                                        "on another connection");
         r = check_outgoing_backlog(b, error);
         if (r < 0)
                 return r;
-        r = check_deliverable(b, s, register_reply_cost, true, error);
+        r = check_deliverable(b, s, reply_cost, true, error);
         if (r < 0)
                 return r;
 
@@ -434,11 +456,11 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
 
         /* Decide. */
-        if (ev && session_find_registration(s, ev, &write_index) == 0)
+        if (ev && (grant ? session_is_granted(s, ev) : session_find_registration(s, ev, &write_index) == 0))
                 goto reply;
         if (!s->provider_session && user_charges_check(&b->charges, s->uid, CHARGE_CLIENTS, 1) < 0)
                 return refuse_clients_share(b, s, error);
-        if (s->indexes.n_active >= b->limits.events_per_client)
+        if (session_n_events(s) >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this connection already holds %u registrations (EventsPerClient= in %s)",
                                          b->limits.events_per_client, broker_config_name(b));
@@ -480,7 +502,7 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
                 def = NULL;     /* owned by the registry now */
                 created_event = true;
         }
-        r = session_register(s, ev, &write_index);
+        r = grant ? session_grant(s, ev) : session_register(s, ev, &write_index);
         if (r < 0) {
                 if (r == -ENOSPC)
                         sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
@@ -517,14 +539,21 @@ static int register_event(struct broker *b, sd_bus_message *m, sd_bus_error *err
 
 reply:
         event_registry_touch(&b->registry, ev);
-        return reply_with(b, s, m, register_reply_cost, error, "hhuu",
+        if (grant)
+                return reply_with(b, s, m, reply_cost, error, "h",
+                                  provider_link_session_data_fd(&b->link, s->provider_session));
+        return reply_with(b, s, m, reply_cost, error, "hhuu",
                           provider_link_session_data_fd(&b->link, s->provider_session),
                           provider_link_session_status_fd(&b->link, s->provider_session),
                           ev->status_index, write_index);
 }
 
 static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, register_event(userdata, m, error), error);
+        return refused(userdata, m, register_event(userdata, m, false, error), error);
+}
+
+static int method_authorize(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, register_event(userdata, m, true, error), error);
 }
 
 static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
@@ -1101,6 +1130,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
                                          SD_BUS_PARAM(status_index) SD_BUS_PARAM(write_index),
                                  method_register, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Authorize",
+                                 "s", SD_BUS_PARAM(command),
+                                 "h", SD_BUS_PARAM(data_fd),
+                                 method_authorize, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Unregister",
                                  "u", SD_BUS_PARAM(write_index),
                                  "", ,

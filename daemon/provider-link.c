@@ -24,6 +24,10 @@ const char *provider_link_name(const struct provider_link *l) {
         return l->ops->name;
 }
 
+bool provider_link_self_registration(const struct provider_link *l) {
+        return l->ops->self_registration;
+}
+
 unsigned provider_link_fds_per_session(const struct provider_link *l) {
         return l->ops->fds_per_session;
 }

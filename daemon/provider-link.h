@@ -28,6 +28,8 @@ void provider_link_stop(struct provider_link *l);
 
 const char *provider_link_name(const struct provider_link *l);
 unsigned provider_link_fds_per_session(const struct provider_link *l);
+/* provider_ops.self_registration: whether Authorize can work. */
+bool provider_link_self_registration(const struct provider_link *l);
 
 /* Events: provider_ops.event_add/event_remove/event_status. */
 int provider_link_event_add(struct provider_link *l, const struct event_def *def, uint32_t *io_status_index,

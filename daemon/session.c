@@ -279,7 +279,7 @@ void session_gone(struct session_registry *reg, const char *bus_name) {
         if (!s)
                 return;
         log_debug("Client %s (uid %u, pid %d) went away, releasing its %u registrations.",
-                  s->bus_name, (unsigned) s->uid, (int) s->pid, s->indexes.n_active);
+                  s->bus_name, (unsigned) s->uid, (int) s->pid, session_n_events(s));
         session_free(s);
 }
 
@@ -305,6 +305,12 @@ struct session *session_free(struct session *s) {
                 ev->n_bound_sessions--;
                 event_registry_touch(reg->events, ev);
         }
+        for (unsigned i = 0; i < s->n_granted; i++) {
+                s->granted[i]->n_registrations--;
+                s->granted[i]->n_bound_sessions--;
+                event_registry_touch(reg->events, s->granted[i]);
+        }
+        free(s->granted);
         for (unsigned i = 0; i < s->n_waiting; i++)
                 sd_bus_message_unref(s->waiting[i]);
         free(s->waiting);       /* no reply: the caller left, or the broker stops */
@@ -357,5 +363,26 @@ int session_unregister(struct session *s, uint32_t write_index) {
         event_registry_touch(reg->events, s->indexes.entries[write_index].event);
         if (s->indexes.n_active == 0)
                 session_close_ring(s);
+        return 0;
+}
+
+bool session_is_granted(const struct session *s, const struct broker_event *ev) {
+        for (unsigned i = 0; i < s->n_granted; i++)
+                if (s->granted[i] == ev)
+                        return true;
+        return false;
+}
+
+int session_grant(struct session *s, struct broker_event *ev) {
+        struct broker_event **granted;
+
+        granted = reallocarray(s->granted, s->n_granted + 1, sizeof(*granted));
+        if (!granted)
+                return -ENOMEM;
+        s->granted = granted;
+        s->granted[s->n_granted++] = ev;
+        ev->n_registrations++;
+        ev->n_bound_sessions++;
+        event_registry_touch(s->registry->events, ev);
         return 0;
 }

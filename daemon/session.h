@@ -78,6 +78,8 @@ struct session {
         struct provider_session *provider_session;      /* from the first Register; charged CHARGE_CLIENTS */
         uint64_t ring_bytes;            /* its ring's mapping, charged CHARGE_RING_BYTES; 0: no ring */
         struct write_indexes indexes;   /* its provider session reads them */
+        struct broker_event **granted;  /* Authorize: events it registers itself on its data file */
+        unsigned n_granted;
         struct delivery_ledger ledger;  /* its replies the bus has not delivered (once identified) */
 };
 
@@ -124,3 +126,26 @@ int session_register(struct session *s, struct broker_event *ev, uint32_t *ret_w
  * not registered (active) in this session. The last registration gone, the
  * ring goes too (it is charged while it is useful only). */
 int session_unregister(struct session *s, uint32_t write_index);
+
+/*
+ * Grants (Authorize): on a provider whose data file is the kernel's own
+ * (upstream), a client may register its events itself, with its own
+ * DIAG_IOCSREG and enable word, once the broker said yes to each
+ * definition. A grant holds its event as a bound write index does (counted
+ * in n_registrations and n_bound_sessions: neither deleted nor evicted)
+ * for the session's life, since the broker cannot see the client's own
+ * DIAG_IOCSUNREG. A session either registers through the broker or
+ * registers itself, never both: the kernel numbers one file's events, and
+ * the broker's write indexes would no longer describe that file.
+ */
+static inline bool session_registers_itself(const struct session *s) {
+        return s->n_granted > 0;
+}
+/* Registrations and grants together: what EventsPerClient= bounds. */
+static inline unsigned session_n_events(const struct session *s) {
+        return s->indexes.n_active + s->n_granted;
+}
+bool session_is_granted(const struct session *s, const struct broker_event *ev);
+/* Grants @ev (the caller checked quota and opened the provider session).
+ * 0, or -ENOMEM with nothing changed. */
+int session_grant(struct session *s, struct broker_event *ev);

@@ -154,6 +154,11 @@ struct provider_ops {
         /** @max_record_streams: record streams it serves at once
          * (RecordStreams= is capped to it). */
         unsigned max_record_streams;
+        /** @self_registration: the session's data file is the kernel's own
+         * user_events_data, on which a client may register what the broker
+         * granted it with its own DIAG_IOCSREG (Authorize; uebroker-run):
+         * the kernel then keeps the client's enable word itself. */
+        bool self_registration;
 
         /**
          * probe() - whether the provider can run on this machine

@@ -577,6 +577,7 @@ const struct provider_ops upstream_provider_ops = {
         .name = "upstream",
         .fds_per_session = 2,   /* the data file and the read-only page descriptor (plus one mapping) */
         .max_record_streams = TRACEFS_RECORDINGS_MAX,
+        .self_registration = true,
         .probe = upstream_probe,
         .new = upstream_new,
         .free = upstream_free,

@@ -356,6 +356,20 @@ class Contract(unittest.TestCase):
         self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NameInUse')
         self.assertIn('u:niu_ev u32 a', cm.exception.get_dbus_message())
 
+    def test_authorize_needs_the_kernels_file(self):
+        # Authorize grants a definition for the caller's own DIAG_IOCSREG
+        # on the kernel's user_events_data; this provider's data file is
+        # not that file: refused, naming the method to call instead, and
+        # nothing registered. An invalid definition is refused first.
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Authorize('auth_ev u32 a')
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NotSupported')
+        self.assertIn('call Register instead', cm.exception.get_dbus_message())
+        self.assertNotIn('auth_ev', [e[0] for e in self.broker.ListEvents()])
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Authorize('1bad u32 a')
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+
     def test_invalid_command(self):
         for command in ('x u32 a; char[9999] b', '1bad u32 a', 'x long a', 'x struct s a', '', 'x u32 a; u32 a'):
             with self.subTest(command=command):
