@@ -111,7 +111,7 @@ else
         expected+=("$UEB_DATADIR/doc/uebroker/examples/50-uebroker-example.rules")
 fi
 man_pages=(man8/uebrokerd.8 man5/uebrokerd.conf.5 man1/uebctl.1 man3/libuebroker.3 man5/org.uebroker1.5
-           man7/uebroker-event-command.7)
+           man7/uebroker-event-command.7 man1/uebroker-run.1)
 if [ "$UEB_MAN" = "true" ]; then
         for m in "${man_pages[@]}"; do
                 expected+=("$UEB_MANDIR/$m")
