@@ -192,9 +192,11 @@ static void enabler_write(struct enabler *e, bool on) {
         e->set = on;
 }
 
-/* The enable words follow the status bytes. Under files_lock. */
-static void sync_enablers(void) {
+/* The enable words follow the status bytes. Under files_lock. Returns
+ * whether any word is left to follow. */
+static bool sync_enablers(void) {
         pid_t self = getpid();
+        bool any = false;
 
         LIST_FOREACH(files, f, files) {
                 if (f->pid != self || !f->status)
@@ -204,8 +206,10 @@ static void sync_enablers(void) {
 
                         if (on != e->set)
                                 enabler_write(e, on);
+                        any = true;
                 }
         }
+        return any;
 }
 
 static void *sync_thread(void *arg) {
@@ -213,12 +217,17 @@ static void *sync_thread(void *arg) {
 
         (void) arg;
         for (;;) {
+                bool more;
+
                 (void) nanosleep(&interval, NULL);
                 pthread_mutex_lock(&files_lock);
-                sync_enablers();
+                more = sync_enablers();
+                if (!more)
+                        sync_running = false;   /* the next registration starts another */
                 pthread_mutex_unlock(&files_lock);
+                if (!more)
+                        return NULL;
         }
-        return NULL;
 }
 
 /* Under files_lock. */
