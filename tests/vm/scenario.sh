@@ -304,6 +304,96 @@ check "trace shows the third write, empty string and char[4] (upstream)" grep -E
 check "the refused value did not reach the trace" not grep -Eq " $EV3: a=(0x6 \(6\)|6) " $T/trace
 echo 0 > $T/events/user_events/$EV3/enable 2>/dev/null
 
+# 15. uebroker-run: programs of the kernel interface, built unchanged from
+#     their sources (the kernel's samples/user_events/example.c,
+#     LinuxTracepoints' libtracepoint samples), as uid 1000. On upstream the
+#     broker grants each definition (Authorize) and the program's own
+#     DIAG_IOCSREG reaches the kernel, which keeps its enable word; on v1 the
+#     broker registers and the preload library follows the status byte.
+X=/usr/libexec/uebroker-vm
+RUN="UEBROKER_PRELOAD=$X/libuebroker-preload.so $X/uebroker-run"
+# owner_of NAME: the uid ListEvents gives NAME ("" when not listed)
+owner_of() {
+        busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>/dev/null |
+                sed -n 's/.*\["'$1'","[^"]*",\([0-9]*\),[0-9]*,[a-z]*\].*/\1/p'
+}
+if [ -x $X/uebroker-run ]; then
+        # 15a. without uebroker-run, tracefs is root's: EACCES (13)
+        out=$(echo x | as_tester "$X/tracepoint-api-sample" 2>&1)
+        check "without uebroker-run, libtracepoint's api sample gets EACCES as uid 1000" \
+                matches "$out" 'tracepoint_open_provider: 13'
+
+        # 15b. the kernel's sample through uebroker-run, its stdin a fifo
+        ex_in=/tmp/example.in ex_out=/tmp/example.out
+        mkfifo $ex_in
+        as_tester "$RUN -d $X/user-events-example < $ex_in > $ex_out 2>&1" &
+        exec 3<> $ex_in          # read-write: never blocks, whatever the program does
+        waitfor 100 grep -q 'Press enter' $ex_out
+        info "user-events-example: $(cat $ex_out)"
+        check "the kernel's sample registers 'test u32 count' through uebroker-run as uid 1000" \
+                test "$(owner_of test)" = 1000
+        if [ "$kernel" = upstream ]; then
+                check "upstream: the broker granted it and the sample's own DIAG_IOCSREG reached the kernel" \
+                        grep -q "registered 'test u32 count' on the kernel's file" $ex_out
+        else
+                check "v1: the broker registered it for the sample" grep -q "registered 'test u32 count': write index" $ex_out
+        fi
+        check "tracefs has events/user_events/test" test -e $T/events/user_events/test/enable
+        echo >&3
+        sleep 0.3
+        check "not enabled: the sample writes nothing" not grep -q 'Something was attached' $ex_out
+        echo 1 > $T/events/user_events/test/enable
+        sleep 0.3       # v1: the library follows the status byte every 20 ms
+        echo >&3
+        waitfor 50 grep -q 'Something was attached' $ex_out
+        check "enabled in ftrace: the sample's enable word (bit 31) is set and it writes" \
+                grep -q 'Something was attached' $ex_out
+        waitfor 50 grep -Eq " test: count=(0x0 \(0\)|0)\$" $T/trace
+        check "trace shows 'test: count=0' from the unmodified sample" grep -Eq " test: count=(0x0 \(0\)|0)\$" $T/trace
+        echo 0 > $T/events/user_events/test/enable
+        sleep 0.3
+        echo >&3
+        sleep 0.3
+        check "disabled again: the word clears, one write only" test "$(grep -c 'Something was attached' $ex_out)" = 1
+        kill $(pidof user-events-example) 2>/dev/null
+        exec 3>&-
+        rm -f $ex_in
+
+        # 15c. libtracepoint's api sample: a name root owns with other fields
+        #      is EADDRINUSE (98) in the program, the others are recorded
+        busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s \
+                "simple_tracepoint u64 other" > /dev/null 2>&1
+        tprec=/tmp/tp-record.out
+        uebctl record --count=2 tp_data_loc empty_tracepoint > $tprec 2>&1 &
+        tprec_pid=$!
+        waitfor 50 grep -q '^Recording' $tprec
+        out=$(echo x | as_tester "$RUN $X/tracepoint-api-sample" 2>&1)
+        info "tracepoint-api-sample: $out"
+        check "libtracepoint opens its provider through uebroker-run" matches "$out" 'tracepoint_open_provider: 0'
+        check "a name root owns with other fields: EADDRINUSE (98) in the program" \
+                matches "$out" 'tracepoint_connect\(simple_tracepoint\): 98'
+        check "its own events connect and write" matches "$out" 'tracepoint_write\(tp_data_loc\): 0'
+        waitfor 100 not kill -0 $tprec_pid
+        info "uebctl record: $(cat $tprec)"
+        check "uebctl record gets 'tp_data_loc: field1=101 field2=field2-str field3=301' from the kernel" \
+                grep -q 'tp_data_loc: field1=101 field2=field2-str field3=301' $tprec
+        kill $tprec_pid 2>/dev/null
+
+        # 15d. libtracepoint's provider sample, recorded by pattern
+        pvrec=/tmp/pv-record.out
+        uebctl record --count=4 'my_tracepoint*' > $pvrec 2>&1 &
+        pvrec_pid=$!
+        waitfor 50 grep -q '^Recording' $pvrec
+        check "libtracepoint's provider sample runs through uebroker-run as uid 1000" \
+                as_tester "$RUN $X/tracepoint-provider-sample"
+        waitfor 100 not kill -0 $pvrec_pid
+        info "uebctl record: $(cat $pvrec)"
+        check "its four tracepoints are recorded" test "$(grep -c '\] my_tracepoint[1-4]:' $pvrec)" = 4
+        kill $pvrec_pid 2>/dev/null
+else
+        not_ok "uebroker-run and the user_events programs are not in the image (tests/vm/meson.build --guest-bin)"
+fi
+
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"
 
 echo "1..$n"
