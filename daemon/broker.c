@@ -1377,29 +1377,34 @@ static int on_introspect_reply(sd_bus_message *m, void *userdata, sd_bus_error *
 }
 
 int broker_introspect(char **ret_xml) {
+        /* Declared first, released last: the reply callback writes it
+         * while the buses live. */
+        _cleanup_free_ char *xml = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *server = NULL, *client = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        char *xml = NULL;
+        _cleanup_close_ int server_fd = -EBADF, client_fd = -EBADF;
         sd_id128_t id;
         int fds[2], r;
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0)
                 return -errno;
+        server_fd = fds[0];
+        client_fd = fds[1];
 
         r = sd_bus_new(&server);
         if (r < 0)
-                goto fail_fds;
+                return r;
         r = sd_bus_new(&client);
         if (r < 0)
-                goto fail_fds;
-        r = sd_bus_set_fd(server, fds[0], fds[0]);
+                return r;
+        r = sd_bus_set_fd(server, server_fd, server_fd);
         if (r < 0)
-                goto fail_fds;
-        fds[0] = -EBADF;        /* the bus owns it now */
-        r = sd_bus_set_fd(client, fds[1], fds[1]);
+                return r;
+        TAKE_FD(server_fd);     /* the bus owns it now */
+        r = sd_bus_set_fd(client, client_fd, client_fd);
         if (r < 0)
-                goto fail_fds;
-        fds[1] = -EBADF;
+                return r;
+        TAKE_FD(client_fd);
 
         r = sd_id128_randomize(&id);
         if (r < 0)
@@ -1447,11 +1452,6 @@ int broker_introspect(char **ret_xml) {
         }
         if (!xml)
                 return -ETIMEDOUT;
-        *ret_xml = xml;
+        *ret_xml = TAKE_PTR(xml);
         return 0;
-
-fail_fds:
-        safe_close(fds[0]);
-        safe_close(fds[1]);
-        return r;
 }
