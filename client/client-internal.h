@@ -36,6 +36,7 @@
 #include <systemd/sd-bus.h>
 
 #include "event-def.h"
+#include "list.h"
 #include "ring.h"
 #include "uebroker.h"
 
@@ -84,7 +85,7 @@ struct ueb_event {
         uint32_t status_index;          /* under lock */
         /* Statistics, atomics. */
         uint64_t written, dropped, failed, registrations;
-        struct ueb_event *next, *prev;
+        LIST_FIELDS(struct ueb_event, events);
 };
 
 struct ueb_client {
@@ -125,7 +126,7 @@ struct ueb_client {
         uint8_t *status_window;
         bool window_holds_page;
 
-        struct ueb_event *events;
+        LIST_HEAD(struct ueb_event, events);
 
         /* Timers, CLOCK_MONOTONIC µs. */
         uint64_t next_connect_usec;

@@ -46,7 +46,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
                  * (its configuration may differ). */
                 c->broker_absent = false;
                 c->next_register_usec = 0;
-                for (struct ueb_event *e = c->events; e; e = e->next)
+                LIST_FOREACH(events, e, c->events)
                         if (e->state == UEB_EVENT_REFUSED)
                                 e->state = UEB_EVENT_PENDING;
         }
@@ -139,12 +139,12 @@ void ueb_session_disconnect(struct ueb_client *c) {
                 c->owner_watch = NULL;
                 c->ring_call = NULL;
                 c->bus = NULL;
-                for (struct ueb_event *e = c->events; e; e = e->next)
+                LIST_FOREACH(events, e, c->events)
                         e->register_call = NULL;
         }
         /* Calls in flight die with the connection; their events wait for
          * the next one. */
-        for (struct ueb_event *e = c->events; e; e = e->next)
+        LIST_FOREACH(events, e, c->events)
                 ueb_session_register_event_cancel(e);
         c->owner_watch = sd_bus_slot_unref(c->owner_watch);
         c->ring_call = sd_bus_slot_unref(c->ring_call);
@@ -220,14 +220,14 @@ void ueb_session_lose(struct ueb_client *c) {
         /* The one-load bytes read 0 before any event reads unregistered:
          * whoever saw ueb_registered() false sees them 0 too. */
         window_clear(c);
-        for (struct ueb_event *e = c->events; e; e = e->next) {
+        LIST_FOREACH(events, e, c->events) {
                 if (e->state == UEB_EVENT_REGISTERED)
                         e->state = UEB_EVENT_PENDING;
                 __atomic_store_n(&e->head.status, &ueb_zero_status, __ATOMIC_RELEASE);
         }
 
         pthread_rwlock_wrlock(&c->swap_lock);
-        for (struct ueb_event *e = c->events; e; e = e->next)
+        LIST_FOREACH(events, e, c->events)
                 e->registered = false;
         old_fd = c->data_fd;
         c->data_fd = -1;
@@ -484,7 +484,7 @@ void ueb_session_register_event_cancel(struct ueb_event *e) {
 }
 
 bool ueb_session_has_pending(const struct ueb_client *c) {
-        for (const struct ueb_event *e = c->events; e; e = e->next)
+        LIST_FOREACH(events, e, c->events)
                 if (e->state == UEB_EVENT_PENDING && !e->register_call)
                         return true;
         return false;
@@ -503,7 +503,7 @@ void ueb_session_register_pending(struct ueb_client *c) {
 
         /* All at once; each answer is applied on its own. A session change
          * in between sends events back to pending for the next round. */
-        for (struct ueb_event *e = c->events; e; e = e->next) {
+        LIST_FOREACH(events, e, c->events) {
                 if (e->state != UEB_EVENT_PENDING || e->register_call)
                         continue;
                 if (ueb_session_register_event_start(c, e) == 0)
@@ -520,7 +520,7 @@ struct unregister_answer {
 };
 
 static bool any_registered(const struct ueb_client *c) {
-        for (const struct ueb_event *e = c->events; e; e = e->next)
+        LIST_FOREACH(events, e, c->events)
                 if (e->state == UEB_EVENT_REGISTERED)
                         return true;
         return false;
@@ -565,7 +565,7 @@ int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e, uint
         e->state = UEB_EVENT_PENDING;
 
         /* Another handle on the same event keeps the registration. */
-        for (const struct ueb_event *o = c->events; o; o = o->next)
+        LIST_FOREACH(events, o, c->events)
                 if (o != e && o->state == UEB_EVENT_REGISTERED && o->write_index == e->write_index)
                         return 0;
         if (!c->bus_ready)

@@ -95,7 +95,7 @@ static struct ueb_client *client_free(struct ueb_client *c) {
         while (c->events) {
                 struct ueb_event *e = c->events;
 
-                c->events = e->next;
+                LIST_REMOVE(events, c->events, e);
                 event_free(e);
         }
         if (c->status_window)
@@ -229,23 +229,6 @@ UEB_EXPORT struct ueb_client *ueb_close(struct ueb_client *c) {
         return client_free(c);
 }
 
-static void event_link(struct ueb_client *c, struct ueb_event *e) {
-        e->next = c->events;
-        if (e->next)
-                e->next->prev = e;
-        c->events = e;
-}
-
-static void event_unlink(struct ueb_client *c, struct ueb_event *e) {
-        if (e->prev)
-                e->prev->next = e->next;
-        else
-                c->events = e->next;
-        if (e->next)
-                e->next->prev = e->prev;
-        e->next = e->prev = NULL;
-}
-
 /* Adds the counters of @e to @sum. */
 static void stats_add(struct ueb_stats *sum, const struct ueb_event *e) {
         struct ueb_stats s;
@@ -303,7 +286,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         e->client = c;
         e->head.status = &ueb_zero_status;
         e->state = UEB_EVENT_PENDING;
-        event_link(c, e);
+        LIST_PREPEND(events, c->events, e);
 
         /* Ask now unless the broker is known to be away; the background
          * thread sends it if the connection is still starting. Then wait
@@ -325,7 +308,7 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
                 r = 1;
         else if (e->state == UEB_EVENT_REFUSED) {
                 r = e->refusal;
-                event_unlink(c, e);
+                LIST_REMOVE(events, c->events, e);
                 event_free(e);
                 goto out;
         } else
@@ -352,7 +335,7 @@ UEB_EXPORT int ueb_unregister(struct ueb_event *e) {
         pthread_mutex_lock(&c->lock);
         /* Unlinked first: while we wait for the answer the background
          * thread must not register it again. */
-        event_unlink(c, e);
+        LIST_REMOVE(events, c->events, e);
         r = ueb_session_unregister_event(c, e, deadline);
         /* Its counters stay in the client's totals. */
         stats_add(&c->retired, e);
@@ -603,7 +586,7 @@ UEB_EXPORT void ueb_event_stats(const struct ueb_event *e, struct ueb_stats *ret
 UEB_EXPORT void ueb_client_stats(struct ueb_client *c, struct ueb_stats *ret) {
         pthread_mutex_lock(&c->lock);
         *ret = c->retired;
-        for (struct ueb_event *e = c->events; e; e = e->next)
+        LIST_FOREACH(events, e, c->events)
                 stats_add(ret, e);
         pthread_mutex_unlock(&c->lock);
 }

@@ -15,6 +15,7 @@
 #include "broker-errors.h"
 #include "bus-caller.h"
 #include "bus-departures.h"
+#include "bus-util.h"
 #include "cleanup.h"
 #include "broker-config.h"
 #include "config.h"
@@ -876,43 +877,29 @@ static int authorize_recording(struct broker *b, sd_bus_message *m, struct sessi
                             sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
 }
 
+static int check_record_name(const char *name, size_t index, void *userdata, sd_bus_error *error) {
+        if (!event_name_plausible(name))
+                return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                         "no event has a name of %zu bytes (names are 1 to %u bytes)", strlen(name),
+                                         (unsigned) EVENT_NAME_MAX);
+        return 0;
+}
+
 static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **names = NULL;
         struct provider_stream_owner owner = {};
         _cleanup_close_ int fd = -EBADF;
         struct session *s = NULL;
-        size_t n = 0, allocated = 0;
-        const char *name;
+        size_t n = 0;
         int r;
 
         /* Read and validate: a bounded number of plausible names. */
-        r = sd_bus_message_enter_container(m, 'a', "s");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(m, "s", &name)) > 0) {
-                if (n >= STATUS_INDEX_MAX)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "more than %u event names; ask for at most %u", STATUS_INDEX_MAX,
-                                                 STATUS_INDEX_MAX);
-                if (!event_name_plausible(name))
-                        return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                                 "no event has a name of %zu bytes (names are 1 to %u bytes)",
-                                                 strlen(name), (unsigned) EVENT_NAME_MAX);
-                if (n == allocated) {
-                        const char **grown;
-
-                        allocated = allocated ? allocated * 2 : 8;
-                        grown = reallocarray(names, allocated, sizeof(*names));
-                        if (!grown)
-                                return -ENOMEM;
-                        names = grown;
-                }
-                names[n++] = name;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
+        r = bus_message_read_strv_bounded(m, STATUS_INDEX_MAX, check_record_name, NULL, error, &names, &n);
+        if (r == -E2BIG)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "more than %u event names; ask for at most %u", STATUS_INDEX_MAX,
+                                         STATUS_INDEX_MAX);
         if (r < 0)
                 return r;
         if (n == 0)
@@ -948,6 +935,15 @@ static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return refused(userdata, m, record_events(userdata, m, error), error);
 }
 
+static int check_record_pattern(const char *pattern, size_t index, void *userdata, sd_bus_error *error) {
+        struct event_error pattern_error = { 0 };
+
+        if (event_pattern_validate(pattern, &pattern_error) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "pattern %zu: %s", index + 1,
+                                         pattern_error.message);
+        return 0;
+}
+
 /* RecordMatching(as patterns): as Record, for the events whose names match
  * a pattern now and those registered later. None need match yet. */
 static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
@@ -957,31 +953,14 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
         _cleanup_close_ int fd = -EBADF;
         struct session *s = NULL;
         size_t n = 0, n_events = 0;
-        const char *pattern;
         int r;
 
         /* Read and validate: a bounded number of valid patterns. */
-        patterns = calloc(EVENT_PATTERNS_MAX, sizeof(*patterns));
-        if (!patterns)
-                return -ENOMEM;
-        r = sd_bus_message_enter_container(m, 'a', "s");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(m, "s", &pattern)) > 0) {
-                struct event_error pattern_error = { 0 };
-
-                if (n >= EVENT_PATTERNS_MAX)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "more than %u patterns; ask for at most %u (one pattern may match "
-                                                 "many events)", EVENT_PATTERNS_MAX, EVENT_PATTERNS_MAX);
-                if (event_pattern_validate(pattern, &pattern_error) < 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "pattern %zu: %s", n + 1,
-                                                 pattern_error.message);
-                patterns[n++] = pattern;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
+        r = bus_message_read_strv_bounded(m, EVENT_PATTERNS_MAX, check_record_pattern, NULL, error, &patterns, &n);
+        if (r == -E2BIG)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "more than %u patterns; ask for at most %u (one pattern may match many "
+                                         "events)", EVENT_PATTERNS_MAX, EVENT_PATTERNS_MAX);
         if (r < 0)
                 return r;
         if (n == 0)
@@ -1410,29 +1389,34 @@ static int on_introspect_reply(sd_bus_message *m, void *userdata, sd_bus_error *
 }
 
 int broker_introspect(char **ret_xml) {
+        /* Declared first, released last: the reply callback writes it
+         * while the buses live. */
+        _cleanup_free_ char *xml = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *server = NULL, *client = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        char *xml = NULL;
+        _cleanup_close_ int server_fd = -EBADF, client_fd = -EBADF;
         sd_id128_t id;
         int fds[2], r;
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0)
                 return -errno;
+        server_fd = fds[0];
+        client_fd = fds[1];
 
         r = sd_bus_new(&server);
         if (r < 0)
-                goto fail_fds;
+                return r;
         r = sd_bus_new(&client);
         if (r < 0)
-                goto fail_fds;
-        r = sd_bus_set_fd(server, fds[0], fds[0]);
+                return r;
+        r = sd_bus_set_fd(server, server_fd, server_fd);
         if (r < 0)
-                goto fail_fds;
-        fds[0] = -EBADF;        /* the bus owns it now */
-        r = sd_bus_set_fd(client, fds[1], fds[1]);
+                return r;
+        TAKE_FD(server_fd);     /* the bus owns it now */
+        r = sd_bus_set_fd(client, client_fd, client_fd);
         if (r < 0)
-                goto fail_fds;
-        fds[1] = -EBADF;
+                return r;
+        TAKE_FD(client_fd);
 
         r = sd_id128_randomize(&id);
         if (r < 0)
@@ -1480,11 +1464,6 @@ int broker_introspect(char **ret_xml) {
         }
         if (!xml)
                 return -ETIMEDOUT;
-        *ret_xml = xml;
+        *ret_xml = TAKE_PTR(xml);
         return 0;
-
-fail_fds:
-        safe_close(fds[0]);
-        safe_close(fds[1]);
-        return r;
 }

@@ -64,7 +64,7 @@ struct recorder {
         char **patterns;
         size_t n_patterns;
         struct provider_stream_owner owner;
-        struct recorder *next, *prev;
+        LIST_FIELDS(struct recorder, recorders);
 };
 
 struct provider_session {
@@ -95,7 +95,7 @@ struct provider {
         uint8_t *slots;         /* EMBEDDED_READ_BATCH slots of EMBEDDED_SLOT_SIZE */
         struct mmsghdr messages[EMBEDDED_READ_BATCH];
         struct iovec slot_iov[EMBEDDED_READ_BATCH];
-        struct recorder *recorders;
+        LIST_HEAD(struct recorder, recorders);
         unsigned n_recorders;
         uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
         size_t ring_bytes;              /* mapped for rings, every session's */

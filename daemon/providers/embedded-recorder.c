@@ -44,7 +44,7 @@ static void recorder_retire_counts(struct recorder *r) {
 void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost) {
         *ret_recorded = p->recorded;
         *ret_lost = p->lost;
-        for (struct recorder *r = p->recorders; r; r = r->next) {
+        LIST_FOREACH(recorders, r, p->recorders) {
                 *ret_recorded += record_sink_sent(r->sink);
                 *ret_lost += record_sink_lost(r->sink);
         }
@@ -57,12 +57,7 @@ static void recorder_free(struct recorder *r) {
                 r->events[i]->n_recorders--;
                 embedded_status_update(p, r->events[i]);
         }
-        if (r->prev)
-                r->prev->next = r->next;
-        else
-                p->recorders = r->next;
-        if (r->next)
-                r->next->prev = r->prev;
+        LIST_REMOVE(recorders, p->recorders, r);
         p->n_recorders--;
         recorder_retire_counts(r);
         recorder_release(r);
@@ -84,7 +79,7 @@ void recorder_add(struct recorder *r, const struct ueb_record_header *h, const c
 /* Sends what the recorders packed: after each batch read from a session,
  * so records wait for no timer. */
 void recorders_flush(struct provider *p) {
-        for (struct recorder *r = p->recorders; r; r = r->next)
+        LIST_FOREACH(recorders, r, p->recorders)
                 (void) recorder_flush(r);
 }
 
@@ -122,7 +117,7 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
 
 /* A new event joins the recordings whose patterns match its name. */
 void recorders_follow(struct provider *p, struct provider_event *ev) {
-        for (struct recorder *r = p->recorders; r; r = r->next) {
+        LIST_FOREACH(recorders, r, p->recorders) {
                 if (r->n_patterns == 0 ||
                     !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
                         continue;
@@ -136,7 +131,9 @@ void recorders_follow(struct provider *p, struct provider_event *ev) {
 void recorders_forget(struct provider *p, struct provider_event *ev) {
         uint32_t idx = ev->status_index;
 
-        for (struct recorder *r = p->recorders; r && ev->n_recorders > 0; r = r->next) {
+        LIST_FOREACH(recorders, r, p->recorders) {
+                if (ev->n_recorders == 0)
+                        break;  /* the rest cannot hold it */
                 if (!recorder_wants(r, idx))
                         continue;
                 for (size_t i = 0; i < r->n_events; i++)
@@ -186,10 +183,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                 r->events[i]->n_recorders++;
                 embedded_status_update(p, r->events[i]);
         }
-        r->next = p->recorders;
-        if (r->next)
-                r->next->prev = r;
-        p->recorders = r;
+        LIST_PREPEND(recorders, p->recorders, r);
         p->n_recorders++;
         if (owner)
                 r->owner = *owner;
@@ -222,7 +216,7 @@ void embedded_recording_done(struct provider *p) {
         while (p->recorders) {
                 struct recorder *r = p->recorders;
 
-                p->recorders = r->next;
+                LIST_REMOVE(recorders, p->recorders, r);
                 recorder_retire_counts(r);
                 recorder_release(r);
         }

@@ -235,7 +235,7 @@ void session_handle_record(struct provider_session *s, uint32_t write_index, con
         };
         /* Packing never frees a recorder (a gone consumer is freed on
          * EPOLLHUP), so the list stays intact while we walk it. */
-        for (struct recorder *rec = p->recorders; rec; rec = rec->next)
+        LIST_FOREACH(recorders, rec, p->recorders)
                 if (recorder_wants(rec, ev->status_index))
                         recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
 }

@@ -462,18 +462,13 @@ struct tracefs_recording {
         char **patterns;        /* RecordMatching: events added later join */
         size_t n_patterns;
         struct provider_stream_owner owner;
-        struct tracefs_recording *next, *prev;
+        LIST_FIELDS(struct tracefs_recording, recordings);
 };
 
 static void recording_free(struct tracefs_recording *r) {
         struct tracefs_recordings *set = r->set;
 
-        if (r->prev)
-                r->prev->next = r->next;
-        else if (set->list == r)
-                set->list = r->next;
-        if (r->next)
-                r->next->prev = r->prev;
+        LIST_REMOVE(recordings, set->list, r);
         set->n--;
         tracefs_recorder_free(r->recorder);
         event_patterns_free(r->patterns, r->n_patterns);
@@ -544,10 +539,7 @@ int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs
                 free(r);
                 return k;
         }
-        r->next = set->list;
-        if (r->next)
-                r->next->prev = r;
-        set->list = r;
+        LIST_PREPEND(recordings, set->list, r);
         set->n++;
         if (owner)
                 r->owner = *owner;
@@ -555,7 +547,7 @@ int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs
 }
 
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event) {
-        for (struct tracefs_recording *r = set->list; r; r = r->next) {
+        LIST_FOREACH(recordings, r, set->list) {
                 int k;
 
                 if (r->n_patterns == 0 ||
@@ -569,6 +561,6 @@ void tracefs_recordings_follow(struct tracefs_recordings *set, const struct trac
 }
 
 void tracefs_recordings_forget(struct tracefs_recordings *set, const char *name) {
-        for (struct tracefs_recording *r = set->list; r; r = r->next)
+        LIST_FOREACH(recordings, r, set->list)
                 tracefs_recorder_remove_event(r->recorder, name);
 }

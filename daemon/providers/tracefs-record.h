@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "list.h"
 #include "provider.h"
 #include "record-sink.h"
 
@@ -47,7 +48,7 @@ struct tracefs_recording;
 struct tracefs_recordings {
         sd_event *event;
         char *data_path;        /* upstream: where recordings register; NULL for v1 */
-        struct tracefs_recording *list;
+        LIST_HEAD(struct tracefs_recording, list);
         unsigned n;
 };
 

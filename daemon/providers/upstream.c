@@ -38,6 +38,7 @@
 
 #include "cleanup.h"
 #include "fd-util.h"
+#include "list.h"
 #include "log.h"
 #include "provider.h"
 #include "status-text.h"
@@ -74,7 +75,7 @@ struct provider_session {
          * kernel's for this file; an active index has an enabler. */
         const struct write_indexes *indexes;
         char *bus_name;
-        struct provider_session *next, *prev;
+        LIST_FIELDS(struct provider_session, sessions);
 };
 
 struct provider {
@@ -84,7 +85,7 @@ struct provider {
         char *data_path;        /* tracefs/user_events_data */
         int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
         void *by_name;          /* tsearch() tree of struct provider_event */
-        struct provider_session *sessions;
+        LIST_HEAD(struct provider_session, sessions);
         struct tracefs_recordings recordings;
 
         /* user_events_status is read at most once per event-loop
@@ -318,7 +319,7 @@ static int status_refresh(struct provider *p) {
 /* Our enable bit for @ev on any page: someone listens, the kernel does not
  * say who here. */
 static uint8_t status_from_pages(struct provider *p, struct provider_event *ev) {
-        for (struct provider_session *s = p->sessions; s; s = s->next)
+        LIST_FOREACH(sessions, s, p->sessions)
                 for (size_t i = 0; i < s->indexes->n; i++)
                         if (s->indexes->entries[i].provider_event == ev && s->indexes->entries[i].active)
                                 return s->page[ev->status_index] ? EVENT_STATUS_OTHER : 0;
@@ -399,12 +400,7 @@ static void upstream_session_free(struct provider *p, struct provider_session *s
         if (s->page && !keep_page)
                 munmap(s->page, STATUS_PAGE_SIZE);
 
-        if (s->prev)
-                s->prev->next = s->next;
-        else if (p->sessions == s)
-                p->sessions = s->next;
-        if (s->next)
-                s->next->prev = s->prev;
+        LIST_REMOVE(sessions, p->sessions, s);
 
         /* The events stay in the kernel while the client keeps its copy of
          * the data file open. */
@@ -465,10 +461,7 @@ static int upstream_session_new(struct provider *p, const struct provider_peer *
                 page_fd = -EBADF;
         }
 
-        s->next = p->sessions;
-        if (s->next)
-                s->next->prev = s;
-        p->sessions = s;
+        LIST_PREPEND(sessions, p->sessions, s);
         *ret = TAKE_PTR(s);
         return 0;
 }

@@ -49,6 +49,7 @@ struct provider_event {
 };
 
 struct provider_session {
+        struct provider *provider;      /* for session_freep() */
         int data_fd;            /* ours: the client's events are registered here */
         int writer_fd;          /* DIAG_IOCGWRITER of data_fd: what the client gets */
         int status_fd;          /* the provider's, borrowed */
@@ -267,36 +268,31 @@ static void v1_session_free(struct provider *p, struct provider_session *s) {
         free(s);
 }
 
+static void session_freep(struct provider_session **s) {
+        if (*s)
+                v1_session_free((*s)->provider, *s);
+}
+
 static int v1_session_new(struct provider *p, const struct provider_peer *peer, const struct write_indexes *indexes,
                           struct provider_session **ret) {
-        struct provider_session *s;
+        _cleanup_(session_freep) struct provider_session *s = NULL;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        s->provider = p;
         s->data_fd = s->writer_fd = -EBADF;
         s->status_fd = p->status_fd;
         s->bus_name = strdup(peer->bus_name ?: "?");
-        if (!s->bus_name) {
-                v1_session_free(p, s);
+        if (!s->bus_name)
                 return -ENOMEM;
-        }
         s->data_fd = open(p->data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-        if (s->data_fd < 0) {
-                int r = log_error_errno(errno, "Cannot open %s for %s: %m", p->data_path, s->bus_name);
-
-                v1_session_free(p, s);
-                return r;
-        }
+        if (s->data_fd < 0)
+                return log_error_errno(errno, "Cannot open %s for %s: %m", p->data_path, s->bus_name);
         s->writer_fd = ioctl(s->data_fd, V1_DIAG_IOCGWRITER, 0);
-        if (s->writer_fd < 0) {
-                int r = log_error_errno(errno, "Cannot make a write-only handle for %s: %m", s->bus_name);
-
-                s->writer_fd = -EBADF;
-                v1_session_free(p, s);
-                return r;
-        }
-        *ret = s;
+        if (s->writer_fd < 0)
+                return log_error_errno(errno, "Cannot make a write-only handle for %s: %m", s->bus_name);
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
