@@ -37,7 +37,8 @@ build="$(cd "$1" && pwd)"
 shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
-         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check bench/bench-decode; do
+         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check bench/bench-decode \
+         bench/bench-preload-write tools/uebroker-run; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -219,6 +220,9 @@ run "$build/bench/bench-latency" 20000
 run "$build/bench/bench-register" 20000
 run "$build/bench/bench-embedded-write" 300000
 run "$build/bench/bench-typed-write" 300000
+# Issue #23: a program of the kernel interface through uebroker-run vs ueb_write().
+UEBROKER_PRELOAD="$build/client/libuebroker-preload.so" run "$build/tools/uebroker-run" \
+        "$build/bench/bench-preload-write" 0.5
 # LTTng-UST's tracepoint beside the ring, when lttng-tools can record it: a
 # session daemon of our own (user space only), one session recording the
 # bench's tracepoint into the temporary directory.
