@@ -44,6 +44,7 @@ close.
                                                     connection, kept
     hostile-client.py ADDRESS victim N PREFIX       N Registers of new events (a connection each,
                                                     descriptors checked), timed
+    hostile-client.py ADDRESS churn-polite PREFIX N as churn, waiting as a rate refusal says
     hostile-client.py ADDRESS churn-for PREFIX SECONDS
                                                     as churn, new names until SECONDS passed
     hostile-client.py ADDRESS rings N SIZE EVENT    N connections, each registers EVENT and opens
@@ -55,6 +56,7 @@ close.
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -101,15 +103,36 @@ def cmd_hold(address, n, command):
     wait_stdin()
 
 
-def cmd_churn(address, prefix, n):
+def register_when_allowed(conn, command):
+    """register(), waiting as told when refused for creating new events
+    too often (NewEventsPerUserPerMinute=): what a polite client does."""
+    for _ in range(100):
+        result = register(conn, command)
+        wait = re.search(r'try again in (\d+) ms', result.get('message', ''))
+        if result['ok'] or not wait:
+            return result
+        time.sleep(int(wait.group(1)) / 1000 + 0.001)
+    return result
+
+
+def churn(address, prefix, n, polite):
     results = []
     for i in range(int(n)):
         conn = connect(address)
-        results.append(register(conn, f'{prefix}_{i} u32 a'))
+        command = f'{prefix}_{i} u32 a'
+        results.append(register_when_allowed(conn, command) if polite else register(conn, command))
         conn.close()
     print(json.dumps({'ok': sum(1 for r in results if r['ok']),
                       'errors': sorted({r['error'] for r in results if not r['ok']}),
                       'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), flush=True)
+
+
+def cmd_churn(address, prefix, n):
+    churn(address, prefix, n, polite=False)
+
+
+def cmd_churn_polite(address, prefix, n):
+    churn(address, prefix, n, polite=True)
 
 
 def cmd_churn_for(address, prefix, seconds):
@@ -499,7 +522,7 @@ def cmd_repeat(address, n, command):
 
 def main():
     address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-    commands = {'hold': cmd_hold, 'churn': cmd_churn, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
+    commands = {'hold': cmd_hold, 'churn': cmd_churn, 'churn-polite': cmd_churn_polite, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
                 'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat,
                 'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
                 'unread-introspect': cmd_unread_introspect,
