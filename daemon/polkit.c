@@ -18,8 +18,8 @@
 
 #include "bus-caller.h"
 #include "cleanup.h"
-#include "list.h"
 #include "log.h"
+#include "polkit-queue.h"
 #include "polkit.h"
 #include "user-charges.h"
 
@@ -33,24 +33,18 @@
 
 struct polkit_query {
         struct polkit_registry *registry;
-        LIST_FIELDS(struct polkit_query, queries);
-
-        /* The key: the suspended method call (referenced, so the pointer
-         * stays unique) and who sent it. */
+        /* Its place in the queue: the key (the suspended method call,
+         * referenced below, its cookie and sender), the action, the uid
+         * charged, and whether it is queued, sent or answered. */
+        struct polkit_queue_entry entry;
         sd_bus_message *request;
-        char *sender;
-        uint64_t cookie;
-        char *action;
 
-        uid_t uid;
         pid_t pid;
         bool interactive;
 
-        bool sent;                      /* CheckAuthorization sent (else queued) */
         sd_bus_slot *call_slot;         /* the CheckAuthorization in flight */
         sd_event_source *drop_source;   /* drops an answer the re-run did not take */
 
-        bool answered;
         int verdict;                    /* once answered: 1, or negative errno with error set */
         sd_bus_error error;
 };
@@ -59,13 +53,14 @@ struct polkit_registry {
         sd_bus *bus;
         bool bus_is_system;
         sd_bus *system_bus;             /* opened on first need, off the system bus only */
-        struct user_charges *charges;   /* each waiting check: CHARGE_AUTHORIZATIONS of its uid */
-        /* Newest first; n_queries counts them all, n_in_flight those sent
-         * and not answered. */
-        LIST_HEAD(struct polkit_query, queries);
-        size_t n_queries;
-        size_t n_in_flight;
+        /* Every query, each charged to its uid (CHARGE_AUTHORIZATIONS); at
+         * most POLKIT_MAX_IN_FLIGHT sent at once. */
+        struct polkit_queue queue;
 };
+
+static struct polkit_query *query_of(struct polkit_queue_entry *e) {
+        return (struct polkit_query *) ((char *) e - offsetof(struct polkit_query, entry));
+}
 
 static void start_queued(struct polkit_registry *reg);
 
@@ -105,27 +100,13 @@ static struct polkit_query *polkit_query_free(struct polkit_query *q) {
         if (!q)
                 return NULL;
         reg = q->registry;
-        LIST_REMOVE(queries, reg->queries, q);
-        reg->n_queries--;
-        user_charges_release(reg->charges, q->uid, CHARGE_AUTHORIZATIONS, 1);
-        if (q->call_slot)
-                reg->n_in_flight--;
+        polkit_queue_remove(&reg->queue, &q->entry);
 
         sd_bus_slot_unref(q->call_slot);        /* cancels the reply callback */
         sd_event_source_disable_unref(q->drop_source);
         sd_bus_message_unref(q->request);
         sd_bus_error_free(&q->error);
-        free(q->sender);
-        free(q->action);
         free(q);
-        return NULL;
-}
-
-static struct polkit_query *find_query(struct polkit_registry *reg, sd_bus_message *m, const char *sender,
-                                       uint64_t cookie) {
-        LIST_FOREACH(queries, q, reg->queries)
-                if (q->request == m && q->cookie == cookie && strcmp(q->sender, sender) == 0)
-                        return q;
         return NULL;
 }
 
@@ -189,16 +170,16 @@ static int verdict_from_reply(struct polkit_query *q, sd_bus_message *reply) {
         if (sd_bus_message_is_method_error(reply, NULL)) {
                 const sd_bus_error *e = sd_bus_message_get_error(reply);
 
-                log_debug("polkit check of %s for %s failed: %s: %s", q->action, q->sender, e ? e->name : "?",
-                          e && e->message ? e->message : "");
-                return set_unavailable(&q->error, q->action, e && e->name ? e->name : "error reply");
+                log_debug("polkit check of %s for %s failed: %s: %s", q->entry.action, q->entry.sender,
+                          e ? e->name : "?", e && e->message ? e->message : "");
+                return set_unavailable(&q->error, q->entry.action, e && e->name ? e->name : "error reply");
         }
 
         r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
         if (r > 0)
                 r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
         if (r <= 0)
-                return set_unavailable(&q->error, q->action, "malformed answer");
+                return set_unavailable(&q->error, q->entry.action, "malformed answer");
 
         if (authorized)
                 return 1;
@@ -206,8 +187,8 @@ static int verdict_from_reply(struct polkit_query *q, sd_bus_message *reply) {
                 return sd_bus_error_setf(&q->error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
                                          "Authentication is required to %s (polkit action %s); "
                                          "call again allowing interactive authorization with an authentication agent running",
-                                         describe_action(q->action), q->action);
-        return set_denied(&q->error, q->action);
+                                         describe_action(q->entry.action), q->entry.action);
+        return set_denied(&q->error, q->entry.action);
 }
 
 /* The verdict is in (@q->verdict, @q->error): re-run the suspended call,
@@ -217,10 +198,10 @@ static void query_answered(struct polkit_query *q) {
         sd_event *event;
         int r;
 
-        q->answered = true;
+        polkit_queue_answered(&q->registry->queue, &q->entry);
         r = sd_bus_enqueue_for_read(request_bus, q->request);
         if (r < 0) {
-                log_warning_errno(r, "Cannot resume a call of %s after its polkit check: %m", q->sender);
+                log_warning_errno(r, "Cannot resume a call of %s after its polkit check: %m", q->entry.sender);
                 (void) sd_bus_reply_method_errnof(q->request, r, "Cannot resume the call after the authorization check: %m");
                 polkit_query_free(q);
                 return;
@@ -245,7 +226,6 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         struct polkit_registry *reg = q->registry;
 
         q->call_slot = sd_bus_slot_unref(q->call_slot);
-        reg->n_in_flight--;
         q->verdict = verdict_from_reply(q, reply);
         query_answered(q);
         start_queued(reg);
@@ -312,7 +292,7 @@ static int start_query(struct polkit_query *q, sd_bus_error *error) {
                 r = system_bus_for_polkit(reg, &polkit_bus);
                 if (r < 0) {
                         log_debug_errno(r, "Cannot connect to the system bus for polkit: %m");
-                        return set_unavailable(error, q->action, "no system bus");
+                        return set_unavailable(error, q->entry.action, "no system bus");
                 }
         }
 
@@ -320,11 +300,11 @@ static int start_query(struct polkit_query *q, sd_bus_error *error) {
                                            "CheckAuthorization");
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot ask polkit: %m");
-        r = append_subject(reg, call, q->sender, q->uid, q->pid, q->action, error);
+        r = append_subject(reg, call, q->entry.sender, q->entry.uid, q->pid, q->entry.action, error);
         if (r == -EACCES)
                 return r;
         if (r >= 0)
-                r = sd_bus_message_append(call, "sa{ss}us", q->action, 0,
+                r = sd_bus_message_append(call, "sa{ss}us", q->entry.action, 0,
                                           q->interactive ? POLKIT_FLAG_ALLOW_USER_INTERACTION : 0, "");
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot ask polkit: %m");
@@ -333,24 +313,20 @@ static int start_query(struct polkit_query *q, sd_bus_error *error) {
                               q->interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : 0);
         if (r < 0) {
                 log_debug_errno(r, "Cannot send CheckAuthorization: %m");
-                return set_unavailable(error, q->action, "cannot send to it");
+                return set_unavailable(error, q->entry.action, "cannot send to it");
         }
-        q->sent = true;
-        reg->n_in_flight++;
+        polkit_queue_sent(&reg->queue, &q->entry);
         return 0;
 }
 
 /* Sends queued checks, oldest first, while fewer than POLKIT_MAX_IN_FLIGHT
  * are out. A check that cannot be sent is answered with its error. */
 static void start_queued(struct polkit_registry *reg) {
-        while (reg->n_in_flight < POLKIT_MAX_IN_FLIGHT) {
-                struct polkit_query *oldest = NULL;
+        struct polkit_queue_entry *e;
 
-                LIST_FOREACH(queries, q, reg->queries)
-                        if (!q->sent && !q->answered)
-                                oldest = q;     /* the list is newest first */
-                if (!oldest)
-                        return;
+        while ((e = polkit_queue_next(&reg->queue))) {
+                struct polkit_query *oldest = query_of(e);
+
                 oldest->verdict = start_query(oldest, &oldest->error);
                 if (oldest->verdict < 0)
                         query_answered(oldest);
@@ -368,7 +344,7 @@ int polkit_registry_new(sd_bus *bus, bool bus_is_system, struct user_charges *ch
                 return -ENOMEM;
         reg->bus = sd_bus_ref(bus);
         reg->bus_is_system = bus_is_system;
-        reg->charges = charges;
+        polkit_queue_init(&reg->queue, charges, POLKIT_MAX_IN_FLIGHT);
         *ret = reg;
         return 0;
 }
@@ -376,8 +352,8 @@ int polkit_registry_new(sd_bus *bus, bool bus_is_system, struct user_charges *ch
 struct polkit_registry *polkit_registry_free(struct polkit_registry *reg) {
         if (!reg)
                 return NULL;
-        while (reg->queries)
-                polkit_query_free(reg->queries);
+        while (reg->queue.entries)
+                polkit_query_free(query_of(reg->queue.entries));
         sd_bus_close_unref(reg->system_bus);
         sd_bus_unref(reg->bus);
         free(reg);
@@ -385,11 +361,34 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg) {
 }
 
 size_t polkit_registry_n_queries(const struct polkit_registry *reg) {
-        return reg ? reg->n_queries : 0;
+        return reg ? reg->queue.n : 0;
+}
+
+/* Why polkit_queue_add() did not queue a check (@r): -EBUSY with
+ * LimitsExceeded when a bound is reached, else @r. */
+static int set_not_queued(struct polkit_registry *reg, uid_t uid, int r, sd_bus_error *error) {
+        const struct charge_bound *bound = &reg->queue.charges->bounds.kind[CHARGE_AUTHORIZATIONS];
+
+        if (r == -EDQUOT) {
+                sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                  "Too many authorization checks of uid %u in progress (at most %" PRIu64
+                                  ", AuthorizationsPerUser=); wait for their answers and try again",
+                                  (unsigned) uid, bound->share);
+                return -EBUSY;
+        }
+        if (r == -ENOSPC) {
+                sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                  "Too many authorization checks of all users are in progress (at most %" PRIu64
+                                  "); try again in a moment",
+                                  bound->pool);
+                return -EBUSY;
+        }
+        return r;
 }
 
 int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *action, bool interactive, uid_t uid,
                  pid_t pid, sd_bus_error *error) {
+        struct polkit_queue_entry *e;
         struct polkit_query *q;
         const char *sender;
         uint64_t cookie = 0;
@@ -400,25 +399,29 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         sender = sd_bus_message_get_sender(m) ?: "";
         (void) sd_bus_message_get_cookie(m, &cookie);
 
-        q = find_query(reg, m, sender, cookie);
-        if (q) {
-                if (!q->answered) {
-                        if (strcmp(q->action, action) == 0)
-                                return 0;
+        e = polkit_queue_find(&reg->queue, m, cookie, sender);
+        if (e) {
+                q = query_of(e);
+                switch (polkit_queue_match(e, action)) {
+                case POLKIT_MATCH_PENDING:
+                        return 0;
+                case POLKIT_MATCH_CONFLICT:
                         sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                           "An authorization check for this call is still pending");
                         return -EBUSY;
-                }
-                if (strcmp(q->action, action) == 0) {
+                case POLKIT_MATCH_VERDICT:
                         r = q->verdict;
                         if (r < 0)
                                 sd_bus_error_move(error, &q->error);
                         polkit_query_free(q);
                         return r;
+                case POLKIT_MATCH_STALE:
+                        /* The handler now needs another action (the state
+                         * changed while polkit was asked): that answer
+                         * does not apply. */
+                        polkit_query_free(q);
+                        break;
                 }
-                /* The handler now needs another action (the state changed
-                 * while polkit was asked): that answer does not apply. */
-                polkit_query_free(q);
         }
 
         /* Privileged callers skip polkit, as systemd's services do. */
@@ -430,47 +433,20 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
                                          "Not authorized to %s (polkit action %s): the caller cannot be identified",
                                          describe_action(action), action);
 
-        /* One user's flood waits behind its own share, never in front of
-         * another user's check. */
-        r = user_charges_take(reg->charges, uid, CHARGE_AUTHORIZATIONS, 1);
-        if (r == -EDQUOT) {
-                sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                  "Too many authorization checks of uid %u in progress (at most %" PRIu64
-                                  ", AuthorizationsPerUser=); wait for their answers and try again",
-                                  (unsigned) uid, reg->charges->bounds.kind[CHARGE_AUTHORIZATIONS].share);
-                return -EBUSY;
-        }
-        if (r == -ENOSPC) {
-                sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                  "Too many authorization checks of all users are in progress (at most %" PRIu64
-                                  "); try again in a moment",
-                                  reg->charges->bounds.kind[CHARGE_AUTHORIZATIONS].pool);
-                return -EBUSY;
-        }
-        if (r < 0)
-                return r;
-
         q = calloc(1, sizeof(*q));
-        if (!q) {
-                user_charges_release(reg->charges, uid, CHARGE_AUTHORIZATIONS, 1);
+        if (!q)
                 return -ENOMEM;
+        r = polkit_queue_add(&reg->queue, &q->entry, m, cookie, sender, action, uid);
+        if (r < 0) {
+                free(q);
+                return set_not_queued(reg, uid, r, error);
         }
         q->registry = reg;
-        LIST_PREPEND(queries, reg->queries, q);
-        reg->n_queries++;
         q->request = sd_bus_message_ref(m);
-        q->cookie = cookie;
-        q->uid = uid;
         q->pid = pid;
         q->interactive = interactive;
-        q->sender = strdup(sender);
-        q->action = strdup(action);
-        if (!q->sender || !q->action) {
-                polkit_query_free(q);
-                return -ENOMEM;
-        }
 
-        if (reg->n_in_flight < POLKIT_MAX_IN_FLIGHT) {
+        if (polkit_queue_may_send(&reg->queue)) {
                 r = start_query(q, error);
                 if (r < 0) {
                         polkit_query_free(q);
@@ -483,8 +459,8 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
 void polkit_registry_forget_sender(struct polkit_registry *reg, const char *sender) {
         if (!reg || !sender)
                 return;
-        LIST_FOREACH_SAFE(queries, q, next, reg->queries)
-                if (strcmp(q->sender, sender) == 0)
-                        polkit_query_free(q);
+        LIST_FOREACH_SAFE(entries, e, next, reg->queue.entries)
+                if (strcmp(e->sender, sender) == 0)
+                        polkit_query_free(query_of(e));
         start_queued(reg);
 }

@@ -27,7 +27,9 @@
  * beyond, its calls are refused with LimitsExceeded. At most POLKIT_MAX_IN_FLIGHT checks are sent at once, below
  * dbus-daemon's 128 pending replies per connection, so a flood never makes
  * the bus refuse the broker's calls; later checks wait in order and are
- * sent as answers come back.
+ * sent as answers come back. Those decisions (which call a stored check
+ * belongs to, what its re-run gets, which check goes next, the charges)
+ * are polkit-queue.h's.
  *
  * A call waiting for polkit holds a reference to its message; the answer is
  * dropped when the re-run takes it, when the event loop next goes idle

@@ -28,6 +28,9 @@
  *
  * Once identified, every reply to the connection goes through its
  * delivery ledger (delivery.h), charged to its uid.
+ *
+ * tests/unit/test-session.c runs identification against a stand-in for
+ * the bus, and every limit a session enforces.
  */
 
 #include <stdbool.h>

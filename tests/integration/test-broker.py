@@ -828,9 +828,12 @@ class Contract(unittest.TestCase):
         conn2, broker2 = connect()
         try:
             _, _, _, wi = self.register('del_ev u32 a', broker2)
+            # One registration is refused by the registration check itself,
+            # not only by the binding check after it.
             with self.assertRaises(dbus.DBusException) as cm:
                 self.broker.Delete('del_ev', False)
             self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+            self.assertIn('event del_ev still has 1 registrations', cm.exception.get_dbus_message())
         finally:
             conn2.close()
         self.assertTrue(wait_for(lambda: events_by_name(self.broker)['del_ev'][2] == 0))
