@@ -126,7 +126,7 @@ def measure(h, recorder, samples, tag):
     return {
         'status': status,
         'register': register,
-        'refused': out['ok'] != len(register) and out['errors'],
+        'refused': out['ok'] != len(register) and (out['errors'] + out['messages']),
         'sent': written['sent'],
         'dropped': written['dropped'],
         'received': after[0] - before[0],

@@ -77,8 +77,12 @@ struct event_def *event_registry_remove_keep_def(struct event_registry *reg, str
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev);
 
 /* In use: a session has a write index bound to it (registered, or
- * unregistered on a connection still open), or something listens (status
- * byte non-zero). Only unused events may be evicted. */
+ * unregistered on a connection still open). Only unused events may be
+ * evicted. A listener does not pin an event: nobody can write to an event
+ * without a registration, and a recorder matching everything (a stream
+ * never read among them) would otherwise keep every owner from evicting
+ * its own unused events, and fill the table for all (Delete still refuses
+ * an event being listened to). */
 bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev);
 
 /* Marks @ev as used now (registered, released or recorded), for eviction

@@ -344,8 +344,12 @@ START_TEST(test_evictable_is_least_recently_used_unused) {
         event_registry_touch(reg, a);
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
 
-        /* Recorded: in use. Registered: in use. */
+        /* Recorded: still unused (a listener does not pin an event).
+         * Registered: in use. */
         fd = record(b);
+        ck_assert(!broker_event_in_use(reg, b));
+        ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
+        ck_assert_int_eq(session_register(s, b, &wi), 0);
         ck_assert(broker_event_in_use(reg, b));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), c);
         ck_assert_int_eq(session_register(s, c, &wi), 0);
@@ -353,9 +357,8 @@ START_TEST(test_evictable_is_least_recently_used_unused) {
         ck_assert_int_eq(session_register(s, a, &wi), 0);
         ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
 
-        /* Released, they count as used when released: c, then a (the order
-         * the session bound them). b was last touched when created (a
-         * provider stream opened here is not the broker's Record). */
+        /* Released, they count as used when released: b, c, then a (the
+         * order the session bound them). */
         stop_recording(fd, b);
         session_free(s);
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
@@ -379,8 +382,8 @@ START_TEST(test_count_in_use_by_owner) {
         ck_assert_uint_eq(count_in_use(1000), 1);
         ck_assert_uint_eq(count_in_use(2000), 1);
         ck_assert_uint_eq(count_in_use(3000), 0);
-        fd = record(b);
-        ck_assert_uint_eq(count_in_use(1000), 2);
+        fd = record(b);         /* a listener does not make it in use */
+        ck_assert_uint_eq(count_in_use(1000), 1);
         stop_recording(fd, b);
         ck_assert_uint_eq(count_in_use(1000), 1);
         session_free(s);
