@@ -24,6 +24,9 @@ packages=(
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs
+        # LinuxTracepoints' C++ programs (tests/thirdparty, built with their own
+        # CMake build: the EventHeader sample, perf-collect, perf-decode)
+        cmake g++
         # sanitizers, valgrind, fuzzing
         clang libclang-rt-14-dev valgrind
         # the hostile test checks the state file is fsync'ed (strace)

@@ -9,6 +9,11 @@ broker of broker-harness.sh (--polkit-mock, embedded provider):
 - LinuxTracepoints' api-sample: a name another uid owns gets EADDRINUSE,
   the others register and their records reach the recorder;
 - LinuxTracepoints' provider-sample: all four tracepoints recorded;
+- LinuxTracepoints' EventHeader provider sample (C++, TraceLoggingProvider.h,
+  built by its own CMake build): both providers' events recorded by
+  pattern, with the EventHeader header fields (uebctl decodes the fields
+  the definition declares; the EventHeader payload after them is the vm
+  tier's, decoded there by perf-decode);
 - without uebroker-run the same program cannot register.
 
 Needs root (to run as another user) and setpriv; exits 77 otherwise.
@@ -16,6 +21,7 @@ Needs root (to run as another user) and setpriv; exits 77 otherwise.
 
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -217,6 +223,41 @@ class UebrokerRunTest(unittest.TestCase):
         for n in range(1, 5):
             self.assertIn(f'] my_tracepoint{n}:', recorded)
         self.assertIn('my_tracepoint1: field1=1 field2=value for field 2 field3=5char', recorded)
+
+    def test_5_eventheader_provider_sample(self):
+        sample = os.environ.get('EVENTHEADER_PROVIDER_SAMPLE')
+        if not sample:
+            self.skipTest(os.environ.get('LINUXTRACEPOINTS_MISSING', 'EVENTHEADER_PROVIDER_SAMPLE is not set'))
+        # Two iterations (enter, then x), each writing Event1 and Event2.
+        rec = recorder('MyProviderName_*', 'OtherProviderName_*', n=4)
+        program = None
+        try:
+            time.sleep(1)       # recording: new events are enabled at once
+            program = subprocess.Popen(through_broker(sample), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, env=program_env())
+            stdout, stderr = program.communicate('\nx\n', timeout=60)
+            self.assertEqual(program.returncode, 0, stderr)
+            recorded, err = rec.communicate(timeout=30)
+        finally:
+            for proc in filter(None, (program, rec)):
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+        # The program saw its events enabled (TraceLoggingProviderEnabled).
+        self.assertEqual(stdout.count('MyProviderName_L4K1 Event1 status=1\n'), 2, stdout)
+        self.assertEqual(stdout.count('OtherProviderName_L5K23Gmygroup Event2 status=1\n'), 2, stdout)
+        # Its tracepoints, named PROVIDER_L<level>K<keyword>[G<group>], with
+        # EventHeader's fixed fields, registered as bin.
+        header = 'u8 eventheader_flags; u8 version; u16 id; u16 tag; u8 opcode; u8 level'
+        listed = events()
+        for name in ('MyProviderName_L4K1', 'OtherProviderName_L5K23Gmygroup'):
+            self.assertEqual(listed[name][:2], (header, BIN_UID), listed)
+        # Each record: flags 7 (64-bit pointers, little-endian, extension
+        # follows), the event's level; two of each event.
+        for name, level in (('MyProviderName_L4K1', 4), ('OtherProviderName_L5K23Gmygroup', 5)):
+            lines = re.findall(rf'^\[received \S+ uid {BIN_UID} pid {program.pid}\] {name}: (.*)$', recorded, re.M)
+            self.assertEqual(lines, [f'eventheader_flags=7 version=0 id=0 tag=0 opcode=0 level={level}'] * 2,
+                             recorded)
 
 
 def main():

@@ -15,9 +15,12 @@
 #   --scenario=FILE    the guest's scenario (default tests/vm/scenario.sh)
 #   --guest-bin=FILE   a program the scenario runs, put in
 #                      /usr/libexec/uebroker-vm/ (repeatable)
+#   --skip=REASON      a program the scenario runs could not be built
+#                      (tests/vm/meson.build says why): skip (77), saying so
 #
 # Exit 0 when every check passed, 1 otherwise, 77 (skip, with the reason)
-# only when a tool is missing. Environment:
+# only when a tool is missing (or, --skip, a program that needs one to be
+# built). Environment:
 #   UEBROKER_VM_KERNEL   a bzImage to boot instead of building/caching one
 #   UEBROKER_VM_TIMEOUT  seconds the guest may run (default 300)
 #   UEBROKER_VM_KEEP     a directory to keep the initramfs and console log in
@@ -27,11 +30,13 @@ set -euo pipefail
 kernel_kind=upstream
 scenario=
 guest_bins=()
+skip_reason=
 while [ $# -gt 0 ]; do
         case "$1" in
         --kernel=upstream|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
         --scenario=*) scenario="${1#--scenario=}" ;;
         --guest-bin=*) guest_bins+=("${1#--guest-bin=}") ;;
+        --skip=*) skip_reason="${1#--skip=}" ;;
         --*) echo "run-vm.sh: unknown option $1" >&2; exit 2 ;;
         *) break ;;
         esac
@@ -47,6 +52,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 t0=$(date +%s)
 
 # Tools (build-aux/install-deps.sh installs them all; CI refuses skips).
+[ -z "$skip_reason" ] || skip "$skip_reason"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip "no static /bin/busybox (apt-get install busybox-static)"
 [ -x /usr/bin/dbus-daemon ] || skip "dbus-daemon is missing (apt-get install dbus-daemon)"

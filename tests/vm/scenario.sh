@@ -306,10 +306,12 @@ echo 0 > $T/events/user_events/$EV3/enable 2>/dev/null
 
 # 15. uebroker-run: programs of the kernel interface, built unchanged from
 #     their sources (the kernel's samples/user_events/example.c,
-#     LinuxTracepoints' libtracepoint samples), as uid 1000. On upstream the
-#     broker grants each definition (Authorize) and the program's own
-#     DIAG_IOCSREG reaches the kernel, which keeps its enable word; on v1 the
-#     broker registers and the preload library follows the status byte.
+#     LinuxTracepoints' libtracepoint samples and its EventHeader sample,
+#     with its perf-collect and perf-decode on the consumer side), as uid
+#     1000. On upstream the broker grants each definition (Authorize) and
+#     the program's own DIAG_IOCSREG reaches the kernel, which keeps its
+#     enable word; on v1 the broker registers and the preload library
+#     follows the status byte.
 X=/usr/libexec/uebroker-vm
 RUN="UEBROKER_PRELOAD=$X/libuebroker-preload.so $X/uebroker-run"
 # owner_of NAME: the uid ListEvents gives NAME ("" when not listed)
@@ -391,6 +393,66 @@ if [ -x $X/uebroker-run ]; then
         info "uebctl record: $(cat $pvrec)"
         check "its four tracepoints are recorded" test "$(grep -c '\] my_tracepoint[1-4]:' $pvrec)" = 4
         kill $pvrec_pid 2>/dev/null
+
+        # 15e. LinuxTracepoints' EventHeader provider sample (C++,
+        #      TraceLoggingProvider.h) through uebroker-run as uid 1000,
+        #      collected by root with LinuxTracepoints' perf-collect
+        #      (perf_event_open on its tracepoints, into perf.data) and
+        #      decoded by perf-decode: the EventHeader payload after the
+        #      declared fields arrives intact, its fields by name. The
+        #      sample registers and waits on its stdin (a fifo) first:
+        #      perf-collect's ":user_events:NAME" takes a tracepoint that
+        #      exists (its other forms register the name themselves, as
+        #      root, on user_events_data), and an upstream event without
+        #      PERSIST lives only while a user holds it. Upstream only: not
+        #      run on the v1 kernel yet.
+        if [ "$kernel" != upstream ]; then
+                info "15e (perf-collect, perf-decode) runs on the upstream kernel only"
+        elif [ -x $X/eventheader-provider-sample ] && [ -x $X/perf-collect ] && [ -x $X/perf-decode ]; then
+                EH1=MyProviderName_L4K1 EH2=OtherProviderName_L5K23Gmygroup
+                eh_in=/tmp/eh.in eh_out=/tmp/eh.out pc_out=/tmp/perf-collect.out
+                pc_data=/tmp/eh-perf.data pd_out=/tmp/perf-decode.out
+                mkfifo $eh_in
+                as_tester "$RUN $X/eventheader-provider-sample < $eh_in > $eh_out 2>&1" &
+                eh_pid=$!
+                exec 4<> $eh_in          # read-write: never blocks
+                waitfor 100 test "$(owner_of $EH2)" = 1000
+                check "the EventHeader sample registers $EH1 and $EH2 through uebroker-run as uid 1000" \
+                        test "$(owner_of $EH1)/$(owner_of $EH2)" = 1000/1000
+                $X/perf-collect -o $pc_data :user_events:$EH1 :user_events:$EH2 > $pc_out 2>&1 &
+                pc_pid=$!
+                waitfor 100 grep -q 'info: created' $pc_out
+                info "perf-collect: $(cat $pc_out)"
+                check "perf-collect (root) collects the sample's two tracepoints" \
+                        sh -c "grep -q 'info: created \"$pc_data\"' $pc_out && ! grep -q warning $pc_out"
+                # The sample's second iteration writes Event1 and Event2
+                # (its first found them disabled); then x ends it.
+                echo >&4
+                echo x >&4
+                waitfor 100 not kill -0 $eh_pid 2>/dev/null || kill $eh_pid
+                wait $eh_pid
+                eh_rc=$?
+                info "eventheader-provider-sample (exit $eh_rc): $(cat $eh_out)"
+                check "with perf-collect on, the sample found Event1 enabled, and exited 0 ($eh_rc)" \
+                        sh -c "test $eh_rc = 0 && grep -q '^$EH1 Event1 status=1\$' $eh_out"
+                kill -INT $pc_pid
+                waitfor 100 not kill -0 $pc_pid 2>/dev/null || kill -9 $pc_pid
+                wait $pc_pid
+                pc_rc=$?
+                info "perf-collect (exit $pc_rc): $(cat $pc_out)"
+                check "SIGINT stops perf-collect (exit $pc_rc), which writes $pc_data" \
+                        sh -c "test $pc_rc = 0 && grep -q 'info: woke .* bytes to \"$pc_data\"' $pc_out"
+                $X/perf-decode $pc_data > $pd_out 2>&1
+                info "perf-decode: $(cat $pd_out)"
+                check "perf-decode: MyProviderName:Event1 with its EventHeader fields (ArgC 1, Structure { ArgCount 1, Arg0 the program }, iteration 2), level 4" \
+                        grep -Eq '"n": "MyProviderName:Event1", "ArgC": 1, "Structure": \{ "ArgCount": 1, "Arg0": "[^"]*/eventheader-provider-sample" \}, "iteration": 2, "meta": \{.*"level": 4' $pd_out
+                check "perf-decode: OtherProviderName:Event2 with its fields (iteration 2, argv0 the program), level 5" \
+                        grep -Eq '"n": "OtherProviderName:Event2", "iteration": 2, .*"argv0": "[^"]*/eventheader-provider-sample".*"level": 5' $pd_out
+                exec 4>&-
+                rm -f $eh_in
+        else
+                not_ok "the EventHeader sample, perf-collect and perf-decode are not in the image (tests/vm/meson.build --guest-bin)"
+        fi
 else
         not_ok "uebroker-run and the user_events programs are not in the image (tests/vm/meson.build --guest-bin)"
 fi

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# build-linuxtracepoints.sh [--depfile=FILE] SRC_DIR BUILD_DIR OUTPUT...
+#
+# Builds programs of LinuxTracepoints (tests/thirdparty/LinuxTracepoints,
+# unmodified) with its own CMake build, out of tree in BUILD_DIR, and
+# copies each to OUTPUT: the CMake target is OUTPUT's file name
+# (eventheader-provider-sample, perf-collect, perf-decode, ...). Only those
+# targets are built (see tests/thirdparty/README.md for why not all).
+# BUILD_DIR is configured once; later runs only build what changed.
+#
+# --depfile=FILE writes a Makefile-style depfile naming every file under
+# SRC_DIR, for the meson custom target that runs this script (ninja then
+# reruns it only when one of them changed).
+#
+# Needs cmake and a C++ compiler (Debian: cmake g++); exits 77 saying which
+# is missing. Output of CMake goes to BUILD_DIR/build.log, shown on failure.
+
+set -euo pipefail
+
+depfile=
+case "${1:-}" in
+--depfile=*) depfile="${1#--depfile=}"; shift ;;
+esac
+[ $# -ge 3 ] || { echo "usage: $0 [--depfile=FILE] SRC_DIR BUILD_DIR OUTPUT..." >&2; exit 2; }
+src="$(cd "$1" && pwd)"
+build="$2"
+shift 2
+
+command -v cmake >/dev/null || { echo "build-linuxtracepoints: cmake is missing (apt-get install cmake)" >&2; exit 77; }
+# CMake's choice of compiler: $CXX, else c++, else g++
+cxx="${CXX:-}"
+if [ -z "$cxx" ]; then
+        for c in c++ g++; do
+                command -v "$c" >/dev/null && { cxx="$c"; break; }
+        done
+fi
+[ -n "$cxx" ] && command -v "${cxx%% *}" >/dev/null ||
+        { echo "build-linuxtracepoints: no C++ compiler (apt-get install g++)" >&2; exit 77; }
+
+mkdir -p "$build"
+build="$(cd "$build" && pwd)"
+log="$build/build.log"
+: > "$log"
+run() {
+        if ! "$@" >> "$log" 2>&1; then
+                echo "build-linuxtracepoints: failed: $*" >&2
+                cat "$log" >&2
+                exit 1
+        fi
+}
+
+# Configure once (the generated build reconfigures itself when a
+# CMakeLists.txt changes); again if BUILD_DIR was configured for another
+# source tree.
+if ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$build/CMakeCache.txt" 2>/dev/null; then
+        rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+        generator=()
+        command -v ninja >/dev/null && generator=(-G Ninja)
+        # The four newer libraries' unit tests are not vendored.
+        run cmake "${generator[@]}" -S "$src" -B "$build" -DBUILD_TESTING=OFF
+fi
+
+targets=()
+for out in "$@"; do
+        targets+=("$(basename "$out")")
+done
+run cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
+
+for out in "$@"; do
+        # A fresh file (and modification time) at OUTPUT, never a half one.
+        cp "$build/bin/$(basename "$out")" "$out.tmp"
+        mv -f "$out.tmp" "$out"
+done
+
+if [ -n "$depfile" ]; then
+        {
+                printf '%s:' "$1"
+                find "$src" -type f | LC_ALL=C sort | while IFS= read -r f; do
+                        printf ' \\\n  %s' "${f// /\\ }"
+                done
+                printf '\n'
+        } > "$depfile.tmp"
+        mv -f "$depfile.tmp" "$depfile"
+fi
