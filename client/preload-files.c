@@ -18,6 +18,7 @@
 #include "bus-util.h"
 #include "cleanup.h"
 #include "event-def.h"
+#include "fd-util.h"
 #include "list.h"
 #include "preload-files.h"
 #include "status-text.h"
@@ -61,15 +62,22 @@ static bool sync_running;               /* under files_lock */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static __thread bool in_library;
 
-bool preload_path_is_data_file(const char *path) {
-        static const char suffix[] = "user_events_data";
-        size_t len;
+/* Whether @path's last component is @name. */
+static bool path_names(const char *path, const char *name) {
+        size_t len, n = strlen(name);
 
         if (!path)
                 return false;
         len = strlen(path);
-        return len >= sizeof(suffix) - 1 && strcmp(path + len - (sizeof(suffix) - 1), suffix) == 0 &&
-               (len == sizeof(suffix) - 1 || path[len - sizeof(suffix)] == '/');
+        return len >= n && strcmp(path + len - n, name) == 0 && (len == n || path[len - n - 1] == '/');
+}
+
+bool preload_path_is_data_file(const char *path) {
+        return path_names(path, "user_events_data");
+}
+
+bool preload_path_is_status_file(const char *path) {
+        return path_names(path, "user_events_status");
 }
 
 static bool debug_enabled(void) {
@@ -360,13 +368,12 @@ void preload_forget(int fd) {
         file_free(f);
 }
 
-static int file_connect(struct preload_file *f) {
+/* A private connection to the broker's bus, never the program's. */
+static int bus_connect(sd_bus **ret) {
         const char *address = secure_getenv("UEBROKER_BUS_ADDRESS");
         sd_bus *bus = NULL;
         int r;
 
-        if (f->bus)
-                return 0;
         if (address && *address)
                 r = bus_open_address(address, &bus);
         else
@@ -374,8 +381,57 @@ static int file_connect(struct preload_file *f) {
         if (r < 0)
                 return r;
         (void) sd_bus_set_method_call_timeout(bus, PRELOAD_CALL_TIMEOUT_USEC);
-        f->bus = bus;
+        *ret = bus;
         return 0;
+}
+
+static int file_connect(struct preload_file *f) {
+        return f->bus ? 0 : bus_connect(&f->bus);
+}
+
+int preload_open_status(int flags) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *text;
+        size_t len, done = 0;
+        int r;
+
+        if (in_library)
+                return -EAGAIN;
+        if ((flags & O_ACCMODE) != O_RDONLY)
+                return -EACCES;         /* the kernel's file is read-only */
+        in_library = true;
+        r = bus_connect(&bus);
+        if (r >= 0)
+                r = sd_bus_call_method(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "GetStatus",
+                                       &error, &reply, NULL);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &text);
+        in_library = false;
+        if (r < 0) {
+                r = -preload_errno_from_bus("GetStatus", error.name, -r);
+                debug("user_events_status: %s", error.message ?: strerror(-r));
+                return r;
+        }
+        /* What the broker says now, as the kernel's file says it when read. */
+        fd = memfd_create("user_events_status", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (len = strlen(text); done < len;) {
+                ssize_t n = write(fd, text + done, len - done);
+
+                if (n < 0)
+                        return -errno;
+                done += (size_t) n;
+        }
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return -errno;
+        if (!(flags & O_CLOEXEC) && fcntl(fd, F_SETFD, 0) < 0)
+                return -errno;
+        debug("user_events_status opened as fd %d: the broker's status text", fd);
+        return TAKE_FD(fd);
 }
 
 /* A call to the broker on @f's connection; a refusal becomes the kernel

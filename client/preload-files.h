@@ -41,6 +41,18 @@
 
 /** preload_path_is_data_file() - whether @path names user_events_data. */
 bool preload_path_is_data_file(const char *path);
+/** preload_path_is_status_file() - whether @path names user_events_status. */
+bool preload_path_is_status_file(const char *path);
+
+/**
+ * preload_open_status() - a program's open() of user_events_status with
+ * @flags: a read-only file (memfd) holding the broker's status text
+ * (GetStatus) as of the call, the program's to close. Negative errno:
+ * -EACCES for write access (the kernel's file is read-only), the kernel
+ * interface's errno for a broker's refusal or absence, -EAGAIN from inside
+ * the library. Thread-safe; one short-lived bus connection per call.
+ */
+int preload_open_status(int flags);
 
 /**
  * preload_open() - a new file for a program's open() with @flags; returns

@@ -4,7 +4,7 @@
  * program makes, interposed with LD_PRELOAD. open(), open64(), openat(),
  * openat64(), __open_2(), __open64_2(), __openat_2(), __openat64_2(),
  * fopen() and fopen64() of a path ending in user_events_data give a file
- * of preload-files.c; ioctl() on such a file is answered through the
+ * of preload-files.c (of user_events_status, the broker's status text); ioctl() on such a file is answered through the
  * broker; close() and fclose() forget it (a descriptor closed another way,
  * by dup2() onto it or a raw system call, is not seen: its number stays
  * ours until closed with close()). Every other call goes to libc unchanged.
@@ -50,9 +50,12 @@ static int opened(int r) {
 
 /* Whether @path is ours; then *@ret is what the call returns. */
 static bool open_ours(const char *path, int flags, int *ret) {
-        if (!preload_path_is_data_file(path))
+        if (preload_path_is_data_file(path))
+                *ret = opened(preload_open(flags));
+        else if (preload_path_is_status_file(path))
+                *ret = opened(preload_open_status(flags));
+        else
                 return false;
-        *ret = opened(preload_open(flags));
         return true;
 }
 
@@ -147,11 +150,33 @@ static FILE *fopen_data_file(const char *mode) {
         return f;
 }
 
+/* fopen() of user_events_status: read-only, as the kernel's file. */
+static FILE *fopen_status_file(const char *mode) {
+        bool write = mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+'));
+        int fd = preload_open_status((write ? O_RDWR : O_RDONLY) | (mode && strchr(mode, 'e') ? O_CLOEXEC : 0));
+        FILE *f;
+
+        if (fd < 0) {
+                errno = -fd;
+                return NULL;
+        }
+        f = fdopen(fd, "r");
+        if (!f) {
+                int saved = errno;
+
+                close(fd);
+                errno = saved;
+        }
+        return f;
+}
+
 #define DEFINE_FOPEN(name)                                                              \
         EXPORT FILE *name(const char *path, const char *mode) {                         \
                 REAL(name, NULL);                                                       \
                 if (preload_path_is_data_file(path))                                    \
                         return fopen_data_file(mode);                                   \
+                if (preload_path_is_status_file(path))                                  \
+                        return fopen_status_file(mode);                                 \
                 return real_##name(path, mode);                                         \
         }
 

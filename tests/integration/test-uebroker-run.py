@@ -260,6 +260,20 @@ class UebrokerRunTest(unittest.TestCase):
                              recorded)
 
 
+    def test_6_status_file(self):
+        # A program reading user_events_status gets the broker's status
+        # text; the file is read-only, as the kernel's.
+        out = subprocess.run(through_broker('cat', '/sys/kernel/tracing/user_events_status'), capture_output=True,
+                             text=True, timeout=30, env=program_env())
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, r'(?m)^Active: [0-9]+$')
+        self.assertRegex(out.stdout, r'(?m)^Max: 4096$')
+        self.assertIn(':tp_data_loc', out.stdout)     # test_3's event
+        out = subprocess.run(through_broker('sh', '-c', 'echo x > /sys/kernel/tracing/user_events_status'),
+                             capture_output=True, text=True, timeout=30, env=program_env())
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn('Permission denied', out.stderr)
+
 def main():
     if os.geteuid() != 0 or not shutil.which('setpriv') or not shutil.which('stdbuf'):
         print('test-uebroker-run: needs root, setpriv and stdbuf', file=sys.stderr)
