@@ -404,11 +404,8 @@ if [ -x $X/uebroker-run ]; then
         #      perf-collect's ":user_events:NAME" takes a tracepoint that
         #      exists (its other forms register the name themselves, as
         #      root, on user_events_data), and an upstream event without
-        #      PERSIST lives only while a user holds it. Upstream only: not
-        #      run on the v1 kernel yet.
-        if [ "$kernel" != upstream ]; then
-                info "15e (perf-collect, perf-decode) runs on the upstream kernel only"
-        elif [ -x $X/eventheader-provider-sample ] && [ -x $X/perf-collect ] && [ -x $X/perf-decode ]; then
+        #      PERSIST lives only while a user holds it. On both kernels.
+        if [ -x $X/eventheader-provider-sample ] && [ -x $X/perf-collect ] && [ -x $X/perf-decode ]; then
                 EH1=MyProviderName_L4K1 EH2=OtherProviderName_L5K23Gmygroup
                 eh_in=/tmp/eh.in eh_out=/tmp/eh.out pc_out=/tmp/perf-collect.out
                 pc_data=/tmp/eh-perf.data pd_out=/tmp/perf-decode.out
