@@ -12,7 +12,7 @@
  *     (UEBROKER_RING_KIB=0: the same data socket path), and with one (the
  *     default ring).
  * Paced at 1k, 20k, 100k, 500k and 1M events/s (each write due at its
- * time), the three alternating, a refused write (EAGAIN: the socket is
+ * time), the three in turn (each rate starting with another), a refused write (EAGAIN: the socket is
  * full) counted and not retried; per-call cost in ns, mean and p99.
  *   uebroker-run bench-preload-write [SECONDS_PER_RATE]   (run-bench.sh)
  */
@@ -192,14 +192,22 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
+        if (!(fcntl(k.fd, F_GETFL) & O_NONBLOCK))
+                printf("note: the data file is blocking: a full socket blocks the program's writev()\n");
         printf("%zu payload bytes per write, paced, %.2f s per rate and path, a Record consumer attached; "
                "a refused write (socket or ring full) is counted, not retried\n", sizeof(struct bench_payload),
                seconds);
         for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
                 struct paced res[_PATH_MAX];
 
-                for (enum path p = 0; p < _PATH_MAX; p++)
+                /* Unmeasured first: the broker settles to the new rate.
+                 * Then each rate starts with another path. */
+                (void) run_paced(PATH_UEB_SOCKET, &k, events, rates[i], seconds / 4);
+                for (unsigned j = 0; j < _PATH_MAX; j++) {
+                        enum path p = (enum path) ((i + j) % _PATH_MAX);
+
                         res[p] = run_paced(p, &k, events, rates[i], seconds);
+                }
                 for (enum path p = 0; p < _PATH_MAX; p++)
                         printf("%8llu/s %-22s mean %9.0f ns  p99 %9.0f ns  written %llu refused %llu\n", rates[i],
                                path_names[p], res[p].mean_ns, res[p].p99_ns, res[p].written, res[p].refused);
