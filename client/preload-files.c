@@ -124,6 +124,8 @@ int preload_errno_from_bus(const char *method, const char *name, int fallback) {
                 return ENOENT;                  /* no broker: as no tracefs */
         if (strcmp(name, SD_BUS_ERROR_NO_REPLY) == 0 || strcmp(name, SD_BUS_ERROR_TIMEOUT) == 0)
                 return ETIMEDOUT;
+        if (strcmp(name, SD_BUS_ERROR_UNKNOWN_METHOD) == 0 && method && strcmp(method, "Authorize") == 0)
+                return EOPNOTSUPP;              /* a broker older than Authorize: Register */
         return fallback;
 }
 
@@ -519,9 +521,14 @@ static int file_authorize(struct preload_file *f, const char *command, uint64_t 
         if (r < 0)
                 return r;
         r = kernel_ioctl(f, UPSTREAM_DIAG_IOCSREG, uaddr);
-        if (r < 0)
+        if (r < 0) {
+                char name[EVENT_NAME_MAX + 1];
+
+                /* The grant would hold the event, and count, for nothing. */
+                snprintf(name, sizeof(name), "%.*s", (int) strcspn(command, " \t;:"), command);
                 debug("'%s': the broker said yes, the kernel's DIAG_IOCSREG failed: %s", command, strerror(-r));
-        else
+                (void) file_call(f, "Withdraw", name, NULL, "s", name);
+        } else
                 debug("registered '%s' on the kernel's file, as the broker granted it", command);
         return r;
 }

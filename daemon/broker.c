@@ -645,6 +645,32 @@ static bool event_name_plausible(const char *name) {
         return len > 0 && len <= EVENT_NAME_MAX;
 }
 
+/* Drops one of the caller's own grants (Authorize), for a client whose
+ * own DIAG_IOCSREG the kernel then refused: nothing to authorize. */
+static int withdraw_grant(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        struct broker_event *ev;
+        struct session *s;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &name);
+        if (r < 0)
+                return r;
+        r = session_identify(&b->sessions, m, error, &s);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        ev = event_name_plausible(name) ? event_registry_find(&b->registry, name) : NULL;
+        if (!ev || session_withdraw(s, ev) < 0)
+                return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
+                                         "this connection holds no grant of an event called %.*s; pass a name "
+                                         "Authorize granted on this same connection", (int) EVENT_NAME_MAX, name);
+        return reply_with(b, s, m, small_reply, error, NULL);
+}
+
+static int method_withdraw(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, withdraw_grant(userdata, m, error), error);
+}
+
 static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         struct broker_event *ev;
         struct session *s;
@@ -1113,6 +1139,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "s", SD_BUS_PARAM(command),
                                  "h", SD_BUS_PARAM(data_fd),
                                  method_authorize, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Withdraw",
+                                 "s", SD_BUS_PARAM(name),
+                                 "", ,
+                                 method_withdraw, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Unregister",
                                  "u", SD_BUS_PARAM(write_index),
                                  "", ,

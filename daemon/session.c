@@ -386,3 +386,16 @@ int session_grant(struct session *s, struct broker_event *ev) {
         event_registry_touch(s->registry->events, ev);
         return 0;
 }
+
+int session_withdraw(struct session *s, struct broker_event *ev) {
+        for (unsigned i = 0; i < s->n_granted; i++) {
+                if (s->granted[i] != ev)
+                        continue;
+                s->granted[i] = s->granted[--s->n_granted];
+                ev->n_registrations--;
+                ev->n_bound_sessions--;
+                event_registry_touch(s->registry->events, ev);
+                return 0;
+        }
+        return -ENOENT;
+}

@@ -152,3 +152,6 @@ bool session_is_granted(const struct session *s, const struct broker_event *ev);
 /* Grants @ev (the caller checked quota and opened the provider session).
  * 0, or -ENOMEM with nothing changed. */
 int session_grant(struct session *s, struct broker_event *ev);
+/* Drops the grant of @ev (the client's own registration failed); -ENOENT
+ * when @ev is not granted on @s. */
+int session_withdraw(struct session *s, struct broker_event *ev);

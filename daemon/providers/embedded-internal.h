@@ -63,6 +63,10 @@ struct recorder {
         /* RecordMatching: events added later that match join. */
         char **patterns;
         size_t n_patterns;
+        /* Record: the names asked for, which join again when their event
+         * is created again (after an eviction or a Delete). */
+        char **names;
+        size_t n_names;
         struct provider_stream_owner owner;
         LIST_FIELDS(struct recorder, recorders);
 };
@@ -82,9 +86,7 @@ struct provider_session {
          * mapping only (its memfd is closed once handed out). */
         struct ring_reader ring;        /* .header NULL: none */
         size_t ring_map_size;
-        bool ring_busy;                 /* polled by the ring timer instead of waking us */
-        unsigned ring_idle_ticks;
-        LIST_FIELDS(struct provider_session, busy);
+        LIST_FIELDS(struct provider_session, rings);    /* while it has a ring */
 };
 
 struct provider {
@@ -99,8 +101,10 @@ struct provider {
         unsigned n_recorders;
         uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
         size_t ring_bytes;              /* mapped for rings, every session's */
-        sd_event_source *ring_timer;
-        LIST_HEAD(struct provider_session, ring_busy);
+        sd_event_source *ring_timer;    /* on while rings_polled */
+        LIST_HEAD(struct provider_session, rings);      /* sessions with a ring */
+        bool rings_polled;              /* something records and a ring exists */
+        uint64_t ring_poll_usec;        /* the timer's next interval */
         uint64_t received;
         uint64_t dropped;
         uint64_t writer_dropped;
@@ -135,9 +139,9 @@ void embedded_session_ring_close(struct provider *p, struct provider_session *s)
  * committed now (bounded by the ring). Decides how it wakes us next. */
 void session_ring_read(struct provider_session *s, bool all);
 void session_ring_close(struct provider_session *s);
-/* Has the ring timer read the session's ring (after a pause: no doorbell
- * may come for what was written meanwhile). */
-void session_ring_poll(struct provider_session *s);
+/* Recorders or rings came or went: the ring timer runs while anything
+ * records and a ring exists, and every ring's fill mark follows. */
+void embedded_rings_update(struct provider *p);
 
 /* embedded-recorder.c */
 int embedded_recording_init(struct provider *p);

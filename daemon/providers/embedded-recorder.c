@@ -29,6 +29,7 @@ static void recorder_release(struct recorder *r) {
         provider_stream_owner_closed(&r->owner);
         free(r->events);
         event_patterns_free(r->patterns, r->n_patterns);
+        event_patterns_free(r->names, r->n_names);
         free(r);
 }
 
@@ -61,6 +62,7 @@ static void recorder_free(struct recorder *r) {
         p->n_recorders--;
         recorder_retire_counts(r);
         recorder_release(r);
+        embedded_rings_update(p);
 }
 
 /* Sends what @r packed; a consumer without room keeps its message until
@@ -115,11 +117,12 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
         return 0;
 }
 
-/* A new event joins the recordings whose patterns match its name. */
+/* A new event joins the recordings whose patterns match its name, and
+ * those that named it (names have no wildcards: each matches itself). */
 void recorders_follow(struct provider *p, struct provider_event *ev) {
         LIST_FOREACH(recorders, r, p->recorders) {
-                if (r->n_patterns == 0 ||
-                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name))
+                if (!event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name) &&
+                    !event_patterns_match((const char *const *) r->names, r->n_names, ev->def->name))
                         continue;
                 if (recorder_add_event(r, ev, true) < 0)
                         log_warning("Out of memory: new event %s is not recorded by a recording matching it.",
@@ -167,6 +170,18 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                 if (ret < 0)
                         return ret;
         }
+        if (n_events > 0) {
+                _cleanup_free_ const char **names = calloc(n_events, sizeof(*names));
+
+                if (!names)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n_events; i++)
+                        names[i] = events[i]->def->name;
+                r->names = event_patterns_copy(names, n_events);
+                if (!r->names)
+                        return -ENOMEM;
+                r->n_names = n_events;
+        }
         if (n_patterns > 0) {
                 r->patterns = event_patterns_copy(patterns, n_patterns);
                 if (!r->patterns)
@@ -185,6 +200,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
         }
         LIST_PREPEND(recorders, p->recorders, r);
         p->n_recorders++;
+        embedded_rings_update(p);
         if (owner)
                 r->owner = *owner;
         r = NULL;

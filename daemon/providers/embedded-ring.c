@@ -5,12 +5,14 @@
  * and rings the data socket only when we sleep, so a record costs it no
  * system call.
  *
- * Waking: a ring starts idle: we ask to be woken at the next record
- * (wake_bytes 0), so a sparse writer is read at once. When one wakeup
- * finds EMBEDDED_RING_BUSY_RECORDS or more, the ring turns busy: the
- * writer rings only once a quarter of it is full, and the ring timer reads
- * it every EMBEDDED_RING_POLL_USEC; after EMBEDDED_RING_IDLE_TICKS ticks
- * with little in it, it is idle again.
+ * Waking: while anything records (writers write only then), the ring
+ * timer reads every ring, every EMBEDDED_RING_POLL_MIN_USEC while records
+ * come, backing off by doubling to EMBEDDED_RING_POLL_MAX_USEC while none
+ * do, and a writer rings the doorbell only when its ring crosses the fill
+ * mark (a quarter of it): one system call per crossing, none below it,
+ * whatever the rate. While nothing records the timer is off and a ring
+ * asks for the doorbell at the next record (wake_bytes 0): an idle broker
+ * sleeps. Delivery takes at most the poll interval plus a read.
  *
  * Memory: rings are mappings, not descriptors (the memfd is closed once
  * handed out), sized by the client within [RING_DATA_MIN, RING_DATA_MAX]
@@ -35,25 +37,37 @@
 
 /* Records read from one ring per wakeup or tick. */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
-#define EMBEDDED_RING_BUSY_RECORDS 64u
-#define EMBEDDED_RING_POLL_USEC 1000u
-#define EMBEDDED_RING_IDLE_TICKS 10u
+/* The poll interval while records come, and the most it backs off to
+ * while none do: delivery within 5 ms, and 100 idle rings cost the
+ * broker 200 cheap ticks a second (bench/README.md). */
+#define EMBEDDED_RING_POLL_MIN_USEC 1000u
+#define EMBEDDED_RING_POLL_MAX_USEC 5000u
 
-static void ring_set_busy(struct provider_session *s, bool busy) {
-        struct provider *p = s->provider;
+static bool rings_polled(const struct provider *p) {
+        return p->n_recorders > 0 && p->rings;
+}
 
-        if (s->ring_busy == busy)
+/* What a writer of @s's ring waits for before it rings. */
+static uint32_t ring_wake_bytes(const struct provider_session *s) {
+        return rings_polled(s->provider) ? s->ring.size / 4 : 0;
+}
+
+void embedded_rings_update(struct provider *p) {
+        bool polled = rings_polled(p);
+
+        if (polled == p->rings_polled)
                 return;
-        s->ring_busy = busy;
-        s->ring_idle_ticks = 0;
-        if (busy) {
-                LIST_PREPEND(busy, p->ring_busy, s);
+        p->rings_polled = polled;
+        if (polled) {
+                p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
+                (void) sd_event_source_set_time_relative(p->ring_timer, p->ring_poll_usec);
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
-                return;
-        }
-        LIST_REMOVE(busy, p->ring_busy, s);
-        if (!p->ring_busy)
+        } else
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
+        /* Writers learn the new mark from the header; what a ring already
+         * holds is read at the next tick or doorbell. */
+        LIST_FOREACH(rings, s, p->rings)
+                (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
 }
 
 struct ring_batch {
@@ -84,7 +98,6 @@ static int ring_read_some(struct provider_session *s, unsigned budget) {
                         log_warning("The ring of %s (pid %d, uid %u) holds what no writer writes; no longer reading "
                                     "it (its records are lost, no one else's).%s", s->bus_name, (int) s->pid,
                                     (unsigned) s->uid, suppressed ? " (More such rings were not logged.)" : "");
-                ring_set_busy(s, false);
         }
         return n;
 }
@@ -107,37 +120,44 @@ void session_ring_read(struct provider_session *s, bool all) {
                 if (n < 0)
                         break;
                 total += (unsigned) n;
-                if (total >= EMBEDDED_RING_BUSY_RECORDS)
-                        ring_set_busy(s, true);
-                /* Busy rings are polled: wake us only when filling up. */
-                if (!ring_reader_wait(&s->ring, s->ring_busy ? s->ring.size / 4 : 0))
+                if (!ring_reader_wait(&s->ring, ring_wake_bytes(s)))
                         break;
         }
+        /* The ring crossed its mark: records are coming, poll at once. */
+        if (total > 0 && p->rings_polled)
+                p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
         recorders_flush(p);
-}
-
-void session_ring_poll(struct provider_session *s) {
-        if (s->ring.header && !s->ring.broken)
-                ring_set_busy(s, true);
 }
 
 static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
         struct provider *p = userdata;
+        bool found = false;
 
-        LIST_FOREACH_SAFE(busy, s, next, p->ring_busy) {
-                int n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+        LIST_FOREACH(rings, s, p->rings) {
+                int n = 0;
+
+                if (s->ring.broken)
+                        continue;
+                /* An idle ring costs two loads: nothing read, nothing armed. */
+                if (ring_pending(&s->ring) > 0)
+                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
                 if (n < 0)
                         continue;
-                s->ring_idle_ticks = (unsigned) n < EMBEDDED_RING_BUSY_RECORDS / 4 ? s->ring_idle_ticks + 1 : 0;
-                if (s->ring_idle_ticks >= EMBEDDED_RING_IDLE_TICKS) {
-                        ring_set_busy(s, false);
-                        if (ring_reader_wait(&s->ring, 0))
-                                (void) ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
-                } else
-                        (void) ring_reader_wait(&s->ring, s->ring.size / 4);
+                if (n > 0)
+                        found = true;
+                /* Re-armed after a read, or after a writer rang (it
+                 * cleared the flag). */
+                if (n > 0 || !__atomic_load_n(&s->ring.header->waiting, __ATOMIC_RELAXED))
+                        (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
         }
         recorders_flush(p);
-        (void) sd_event_source_set_time_relative(source, EMBEDDED_RING_POLL_USEC);
+        if (found)
+                p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
+        else if (p->ring_poll_usec < EMBEDDED_RING_POLL_MAX_USEC / 2)
+                p->ring_poll_usec *= 2;
+        else
+                p->ring_poll_usec = EMBEDDED_RING_POLL_MAX_USEC;
+        (void) sd_event_source_set_time_relative(source, p->ring_poll_usec);
         return 0;
 }
 
@@ -174,6 +194,9 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         s->ring = (struct ring_reader) { .header = h, .data = (uint8_t *) map + RING_HEADER_SIZE, .size = size };
         s->ring_map_size = RING_HEADER_SIZE + size;
         p->ring_bytes += s->ring_map_size;
+        LIST_PREPEND(rings, p->rings, s);
+        h->wake_bytes = ring_wake_bytes(s);
+        embedded_rings_update(p);
         *ret_size = size;
         *ret_mapped = s->ring_map_size;
         return TAKE_FD(fd);
@@ -190,10 +213,11 @@ void embedded_session_ring_close(struct provider *p, struct provider_session *s)
 void session_ring_close(struct provider_session *s) {
         if (!s->ring.header)
                 return;
-        ring_set_busy(s, false);
+        LIST_REMOVE(rings, s->provider->rings, s);
         s->provider->ring_bytes -= s->ring_map_size;
         munmap(s->ring.header, s->ring_map_size);
         s->ring = (struct ring_reader) {};
+        embedded_rings_update(s->provider);
 }
 
 int embedded_ring_init(struct provider *p) {
@@ -202,7 +226,7 @@ int embedded_ring_init(struct provider *p) {
         p->ring_scratch = malloc(RING_DATA_MAX);
         if (!p->ring_scratch)
                 return -ENOMEM;
-        r = sd_event_add_time_relative(p->event, &p->ring_timer, CLOCK_MONOTONIC, EMBEDDED_RING_POLL_USEC, 0,
+        r = sd_event_add_time_relative(p->event, &p->ring_timer, CLOCK_MONOTONIC, EMBEDDED_RING_POLL_MIN_USEC, 0,
                                        ring_timer_fired, p);
         if (r < 0)
                 return r;

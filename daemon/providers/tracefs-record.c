@@ -461,6 +461,8 @@ struct tracefs_recording {
         struct tracefs_recorder *recorder;
         char **patterns;        /* RecordMatching: events added later join */
         size_t n_patterns;
+        char **names;           /* Record: join again when created again */
+        size_t n_names;
         struct provider_stream_owner owner;
         LIST_FIELDS(struct tracefs_recording, recordings);
 };
@@ -472,6 +474,7 @@ static void recording_free(struct tracefs_recording *r) {
         set->n--;
         tracefs_recorder_free(r->recorder);
         event_patterns_free(r->patterns, r->n_patterns);
+        event_patterns_free(r->names, r->n_names);
         provider_stream_owner_closed(&r->owner);
         free(r);
 }
@@ -532,10 +535,25 @@ int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs
                 }
                 r->n_patterns = n_patterns;
         }
+        if (n_events > 0) {
+                _cleanup_free_ const char **names = calloc(n_events, sizeof(*names));
+
+                if (names)
+                        for (size_t i = 0; i < n_events; i++)
+                                names[i] = events[i].name;
+                r->names = names ? event_patterns_copy(names, n_events) : NULL;
+                if (!r->names) {
+                        event_patterns_free(r->patterns, r->n_patterns);
+                        free(r);
+                        return -ENOMEM;
+                }
+                r->n_names = n_events;
+        }
         k = tracefs_recorder_new(set->event, TRACEFS_RECORD_PRIORITY, set->data_path, events, n_events,
                                  recording_gone, r, &r->recorder, &fd);
         if (k < 0) {
                 event_patterns_free(r->patterns, r->n_patterns);
+                event_patterns_free(r->names, r->n_names);
                 free(r);
                 return k;
         }
@@ -550,8 +568,8 @@ void tracefs_recordings_follow(struct tracefs_recordings *set, const struct trac
         LIST_FOREACH(recordings, r, set->list) {
                 int k;
 
-                if (r->n_patterns == 0 ||
-                    !event_patterns_match((const char *const *) r->patterns, r->n_patterns, event->name))
+                if (!event_patterns_match((const char *const *) r->patterns, r->n_patterns, event->name) &&
+                    !event_patterns_match((const char *const *) r->names, r->n_names, event->name))
                         continue;
                 k = tracefs_recorder_add_event(r->recorder, event);
                 if (k < 0)

@@ -330,16 +330,15 @@ static uint8_t status_from_pages(struct provider *p, struct provider_event *ev) 
  * Who listens, as EVENT_STATUS_* bits. The session pages only carry one
  * enable bit ("someone listens"), so the kernel's user_events_status text
  * is the source: its "Used by ftrace perf other" are exactly these bits. It
- * is read at most once per event-loop iteration. An event no session binds
- * holds no reference of ours in the kernel (gone, or going): 0. Only when
- * the text cannot be read do the pages answer, as "other".
+ * is read at most once per event-loop iteration, and asked of every event:
+ * one no session binds may still be registered by a client itself
+ * (Authorize) or by a recording; one the kernel no longer has is not in the
+ * text: 0. Only when the text cannot be read do the pages answer, as
+ * "other".
  */
 static uint8_t upstream_event_status(struct provider *p, struct provider_event *ev) {
         uint64_t now = 0;
         int r;
-
-        if (ev->n_bound == 0)
-                return 0;
 
         if (sd_event_now(p->event, CLOCK_MONOTONIC, &now) < 0 || now != p->status_read_usec ||
             p->status_generation == 0) {

@@ -369,6 +369,12 @@ class Contract(unittest.TestCase):
         with self.assertRaises(dbus.DBusException) as cm:
             self.broker.Authorize('1bad u32 a')
         self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.InvalidCommand')
+        # Nothing granted here, so nothing to withdraw, whatever the name.
+        for name in ('auth_ev', 'x' * 300, ''):
+            with self.assertRaises(dbus.DBusException) as cm:
+                self.broker.Withdraw(name)
+            self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+            self.assertIn('holds no grant', cm.exception.get_dbus_message())
 
     def test_invalid_command(self):
         for command in ('x u32 a; char[9999] b', '1bad u32 a', 'x long a', 'x struct s a', '', 'x u32 a; u32 a'):
@@ -1104,6 +1110,19 @@ class Quota(unittest.TestCase):
                 self.assertEqual(names(), ['e5', 'e6', 'e7'])
                 # All three registered: nothing to evict.
                 self.expect_quota(lambda: register(c, 'e8'), 'Events=')
+                # b leaves; e4 created again (evicting e5) rejoins the
+                # stream that named it: the status byte says it is recorded.
+                close_and_wait(conn_b, obs)
+                conn_b = None
+                data, status, status_index, _ = c.Register('e4 u32 a')
+                os.close(take(data))
+                status_fd = take(status)
+                try:
+                    with mmap.mmap(status_fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ) as page:
+                        self.assertEqual(page[int(status_index)], EVENT_STATUS_OTHER)
+                finally:
+                    os.close(status_fd)
+                self.assertEqual(names(), ['e4', 'e6', 'e7'])
             finally:
                 sock.close()
         finally:

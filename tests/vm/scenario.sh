@@ -319,18 +319,40 @@ owner_of() {
         busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>/dev/null |
                 sed -n 's/.*\["'$1'","[^"]*",\([0-9]*\),[0-9]*,[a-z]*\].*/\1/p'
 }
+# reg_count NAME: the registrations ListEvents gives NAME ("" when not listed)
+reg_count() {
+        busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>/dev/null |
+                sed -n 's/.*\["'$1'","[^"]*",[0-9]*,\([0-9]*\),[a-z]*\].*/\1/p'
+}
 if [ -x $X/uebroker-run ]; then
         # 15a. without uebroker-run, tracefs is root's: EACCES (13)
         out=$(echo x | as_tester "$X/tracepoint-api-sample" 2>&1)
         check "without uebroker-run, libtracepoint's api sample gets EACCES as uid 1000" \
                 matches "$out" 'tracepoint_open_provider: 13'
 
+        # 15a'. upstream: the broker grants, the kernel refuses (root defined
+        #      'test' with other fields outside the broker): the program gets
+        #      the kernel's EADDRINUSE (98) and the grant is withdrawn, so
+        #      the event holds no registration for it
+        if [ "$kernel" = upstream ]; then
+                echo 'u:test u64 other' >> $T/dynamic_events
+                as_tester "$RUN -d $X/user-events-example < /dev/null > /tmp/example-clash.out 2>&1"
+                rc=$?
+                info "user-events-example beside a kernel 'test u64 other' (exit $rc): $(cat /tmp/example-clash.out)"
+                check "the kernel's refusal reaches the program as EADDRINUSE (exit $rc)" test "$rc" = 98
+                check "the grant is withdrawn: 'test' holds no registration ($(reg_count test))" \
+                        test "$(reg_count test)" = 0
+                # a user event is deleted by its whole definition
+                echo '!u:test u64 other' >> $T/dynamic_events
+                check "the kernel's own 'test u64 other' is deleted again" not test -e $T/events/user_events/test
+        fi
+
         # 15b. the kernel's sample through uebroker-run, its stdin a fifo
         ex_in=/tmp/example.in ex_out=/tmp/example.out
         mkfifo $ex_in
         as_tester "$RUN -d $X/user-events-example < $ex_in > $ex_out 2>&1" &
         exec 3<> $ex_in          # read-write: never blocks, whatever the program does
-        waitfor 100 test "$(owner_of test)" = 1000
+        waitfor 100 grep -q "registered 'test u32 count'" $ex_out
         info "user-events-example: $(cat $ex_out)"
         check "the kernel's sample registers 'test u32 count' through uebroker-run as uid 1000" \
                 test "$(owner_of test)" = 1000
