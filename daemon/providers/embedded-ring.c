@@ -6,11 +6,13 @@
  * system call.
  *
  * Waking: while anything records (writers write only then), the ring
- * timer reads every ring, every EMBEDDED_RING_POLL_MIN_USEC while records
- * come, backing off by doubling to EMBEDDED_RING_POLL_MAX_USEC while none
- * do, and a writer rings the doorbell only when its ring crosses the fill
- * mark (a quarter of it): one system call per crossing, none below it,
- * whatever the rate. While nothing records the timer is off and a ring
+ * timer reads every ring, at an interval between
+ * EMBEDDED_RING_POLL_MIN_USEC and EMBEDDED_RING_POLL_MAX_USEC that halves
+ * while a tick finds a ring a sixteenth full and doubles while every ring
+ * holds less than a sixty-fourth (few wakeups at low rates, which would
+ * only preempt the writers), and a writer rings the doorbell only when its
+ * ring crosses the fill mark (a quarter of it): one system call per
+ * crossing, none below it, whatever the rate. While nothing records the timer is off and a ring
  * asks for the doorbell at the next record (wake_bytes 0): an idle broker
  * sleeps. Delivery takes at most the poll interval plus a read.
  *
@@ -34,6 +36,7 @@
 #include "embedded-internal.h"
 #include "fd-util.h"
 #include "list.h"
+#include "macro.h"
 
 /* Records read from one ring per wakeup or tick. */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
@@ -131,9 +134,10 @@ void session_ring_read(struct provider_session *s, bool all) {
 
 static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
         struct provider *p = userdata;
-        bool found = false;
+        uint64_t fullest = 0;           /* in 64ths of its ring: what one tick found */
 
         LIST_FOREACH(rings, s, p->rings) {
+                uint64_t head = s->ring.head;
                 int n = 0;
 
                 if (s->ring.broken)
@@ -143,20 +147,17 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                         n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
                 if (n < 0)
                         continue;
-                if (n > 0)
-                        found = true;
+                fullest = MAX(fullest, (s->ring.head - head) * 64 / s->ring.size);
                 /* Re-armed after a read, or after a writer rang (it
                  * cleared the flag). */
                 if (n > 0 || !__atomic_load_n(&s->ring.header->waiting, __ATOMIC_RELAXED))
                         (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
         }
         recorders_flush(p);
-        if (found)
-                p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
-        else if (p->ring_poll_usec < EMBEDDED_RING_POLL_MAX_USEC / 2)
-                p->ring_poll_usec *= 2;
-        else
-                p->ring_poll_usec = EMBEDDED_RING_POLL_MAX_USEC;
+        if (fullest >= 4)
+                p->ring_poll_usec = MAX(p->ring_poll_usec / 2, (uint64_t) EMBEDDED_RING_POLL_MIN_USEC);
+        else if (fullest == 0)
+                p->ring_poll_usec = MIN(p->ring_poll_usec * 2, (uint64_t) EMBEDDED_RING_POLL_MAX_USEC);
         (void) sd_event_source_set_time_relative(source, p->ring_poll_usec);
         return 0;
 }

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* MIN() and MAX() of two values of one type, each evaluated once. */
+#define MIN(a, b)                                                       \
+        __extension__({                                                 \
+                __typeof__(a) _a = (a);                                 \
+                __typeof__(b) _b = (b);                                 \
+                _a < _b ? _a : _b;                                      \
+        })
+#define MAX(a, b)                                                       \
+        __extension__({                                                 \
+                __typeof__(a) _a = (a);                                 \
+                __typeof__(b) _b = (b);                                 \
+                _a > _b ? _a : _b;                                      \
+        })
