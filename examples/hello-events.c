@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "uebroker-event.h"
 
@@ -51,12 +52,15 @@ int main(int argc, char *argv[]) {
                 {},
         };
         unsigned long count = 50, interval_ms = 100, written = 0, skipped = 0, failed = 0;
-        const char *message = "hello from hello-events";
+        char own_message[64];
+        const char *message = own_message;
         struct ueb_client *client = NULL;
         struct ueb_event *tick = NULL;
         struct ueb_stats stats;
         int c, r;
 
+        /* Names the pid the broker records as the writer's. */
+        snprintf(own_message, sizeof(own_message), "hello from pid %d", (int) getpid());
         while ((c = getopt_long(argc, argv, "c:i:m:h", options, NULL)) >= 0)
                 switch (c) {
                 case 'c':

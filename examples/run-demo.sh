@@ -30,7 +30,7 @@ busctl --address="$UEBROKER_BUS_ADDRESS" get-property org.uebroker1 /org/uebroke
         org.uebroker1.Broker Provider
 
 echo "== hello-events registers hello_tick and writes only while someone listens"
-"$HELLO" --count=40 --interval=100 --message="hello from pid $$" &
+"$HELLO" --count=40 --interval=100 &
 hello=$!
 for i in $(seq 1 50); do
         "$UEBCTL" list | grep -q "^hello_tick" && break
