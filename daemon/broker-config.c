@@ -73,6 +73,28 @@ static const struct limit_key limit_keys[] = {
           BROKER_CONFIG_LIMIT_MAX },
 };
 
+_Static_assert(sizeof(limit_keys) / sizeof(limit_keys[0]) == BROKER_LIMITS_N, "BROKER_LIMITS_N counts limit_keys");
+
+const char *broker_limit_origin(const struct broker_limit_origins *o, const char *key) {
+        if (!o || !key)
+                return NULL;
+        for (size_t i = 0; i < BROKER_LIMITS_N; i++)
+                if (strcmp(limit_keys[i].name, key) == 0)
+                        return o->origin[i];
+        return NULL;
+}
+
+const char *broker_limit_where_text(const struct broker_limit_origins *o, const char *config_path, const char *key,
+                                    char buf[static BROKER_LIMIT_WHERE_MAX]) {
+        const char *origin = broker_limit_origin(o, key);
+
+        if (origin)
+                snprintf(buf, BROKER_LIMIT_WHERE_MAX, " in %s", origin);
+        else
+                snprintf(buf, BROKER_LIMIT_WHERE_MAX, ", the default; set it in %s", config_path);
+        return buf;
+}
+
 const char *const broker_config_default_dropin_dirs[] = {
         BROKER_CONFIG_DEFAULT_PATH ".d",
         "/run/uebroker/uebrokerd.conf.d",
@@ -106,6 +128,8 @@ void broker_config_init_default(struct broker_config *c) {
 void broker_config_done(struct broker_config *c) {
         if (!c)
                 return;
+        for (size_t i = 0; i < BROKER_LIMITS_N; i++)
+                free(c->origins.origin[i]);
         name_reservations_done(&c->reservations);
 }
 
@@ -233,7 +257,11 @@ static int parse_limit(struct parser *p, const struct limit_key *k, const char *
                 return fail(p, -ERANGE, &sb);
         }
         *(unsigned *) ((char *) &p->config->limits + k->offset) = (unsigned) v;
-        return 0;
+        /* The last file to set a key wins, and is the one refusals name. */
+        strbuf_printf(&sb, "%s:%u", p->path, p->line);
+        free(p->config->origins.origin[k - limit_keys]);
+        p->config->origins.origin[k - limit_keys] = strbuf_steal(&sb);
+        return p->config->origins.origin[k - limit_keys] ? 0 : -ENOMEM;
 }
 
 /* "KEY=VALUE" for a message. */

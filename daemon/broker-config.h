@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <limits.h>
+
 /*
  * uebrokerd's configuration file (SYSCONFDIR/uebroker/uebrokerd.conf), an
  * INI file in systemd's style, followed by its drop-ins FILE.d/NAME.conf:
@@ -96,10 +98,44 @@ struct broker_limits {
         unsigned new_events_per_user_per_minute;
 };
 
+/* The keys of struct broker_limits, one per field. */
+#define BROKER_LIMITS_N 14u
+
+/* Where each limit in force was set: "FILE:LINE" (owned), or NULL for the
+ * built-in default. */
+struct broker_limit_origins {
+        char *origin[BROKER_LIMITS_N];
+};
+
 struct broker_config {
         struct broker_limits limits;
+        struct broker_limit_origins origins;
         struct name_reservations reservations;
 };
+
+/**
+ * broker_limit_origin() - where the limit @key (its name without '=', e.g.
+ * "ClientsPerUser") was set, for refusals that name what to change
+ * @o: may be NULL (nothing known: NULL)
+ *
+ * Return: "FILE:LINE", borrowed from @o; NULL when @key kept its built-in
+ * default or is not a limit. Pure; thread-safe.
+ */
+const char *broker_limit_origin(const struct broker_limit_origins *o, const char *key);
+
+/* Room for broker_limit_where_text()'s text. */
+#define BROKER_LIMIT_WHERE_MAX (PATH_MAX + 64)
+
+/**
+ * broker_limit_where_text() - where the limit @key is set, for a refusal to
+ * name after "KEY=": " in FILE:LINE" when a file set it, else ", the
+ * default; set it in @config_path"
+ * @buf: written; returned
+ *
+ * Pure; thread-safe.
+ */
+const char *broker_limit_where_text(const struct broker_limit_origins *o, const char *config_path, const char *key,
+                                    char buf[static BROKER_LIMIT_WHERE_MAX]);
 
 /* SYSCONFDIR/uebroker/uebrokerd.conf, as configured at build time. */
 #define BROKER_CONFIG_DEFAULT_PATH UEBROKER_CONFIG_FILE

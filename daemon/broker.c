@@ -39,6 +39,13 @@ const char *broker_config_name(const struct broker *b) {
         return b->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
 }
 
+const char *broker_limit_where(const struct broker *b, const char *key, char buf[static BROKER_LIMIT_WHERE_MAX]) {
+        return broker_limit_where_text(b->limit_origins, broker_config_name(b), key, buf);
+}
+
+/* In a refusal's arguments: the text lives until the call returns. */
+#define LIMIT_WHERE(b, key) broker_limit_where((b), (key), (char[BROKER_LIMIT_WHERE_MAX]) {})
+
 /* At info level under @rl: what callers can make the broker log, as often
  * as they call, must not flood the journal. */
 static void log_limited(struct log_ratelimit *rl, const char *what, const struct log_about *about,
@@ -236,8 +243,9 @@ static int check_outgoing_backlog(struct broker *b, sd_bus_error *error) {
         (void) sd_bus_get_n_queued_write(b->bus, &queued);
         if (queued >= b->limits.outgoing_queue)
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
-                                         "the broker has %" PRIu64 " replies waiting for the bus (OutgoingQueue= in "
-                                         "%s); try again in a moment", queued, broker_config_name(b));
+                                         "the broker has %" PRIu64 " replies waiting for the bus (OutgoingQueue=%s); "
+                                         "try again in a moment", queued,
+                                         LIMIT_WHERE(b, "OutgoingQueue"));
         return 0;
 }
 
@@ -249,8 +257,9 @@ static int check_command_length(struct broker *b, size_t len, sd_bus_error *erro
                 return 0;       /* the parser names it */
         if (len > b->limits.command_length)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "command is %zu bytes, longer than %u (CommandLength= in %s)",
-                                         len, b->limits.command_length, broker_config_name(b));
+                                         "command is %zu bytes, longer than %u (CommandLength=%s)", len,
+                                         b->limits.command_length,
+                                         LIMIT_WHERE(b, "CommandLength"));
         return 0;
 }
 
@@ -296,21 +305,23 @@ static int check_reservation(struct broker *b, struct session *s, const char *na
 
 static int refuse_clients_share(struct broker *b, struct session *s, sd_bus_error *error) {
         return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                 "uid %u already has %u connections holding registrations (ClientsPerUser= in %s)",
-                                 (unsigned) s->uid, b->limits.clients_per_user, broker_config_name(b));
+                                 "uid %u already has %u connections holding registrations (ClientsPerUser=%s)",
+                                 (unsigned) s->uid, b->limits.clients_per_user,
+                                 LIMIT_WHERE(b, "ClientsPerUser"));
 }
 
 static int refuse_admission(struct broker *b, enum admission verdict, uid_t uid, const char *name,
                             sd_bus_error *error) {
         if (verdict == ADMISSION_USER_FULL)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "uid %u already owns %u events, all in use (EventsPerUser= in %s); "
+                                         "uid %u already owns %u events, all in use (EventsPerUser=%s); "
                                          "unregister events it no longer writes or close connections holding them",
-                                         (unsigned) uid, b->limits.events_per_user, broker_config_name(b));
+                                         (unsigned) uid, b->limits.events_per_user, LIMIT_WHERE(b, "EventsPerUser"));
         return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                 "cannot create event %s: the broker holds %u events (Events= in %s), none unused "
-                                 "for %u s (UnusedEventExpirySec=); Delete unused events or try later",
-                                 name, broker_max_events(b), broker_config_name(b), b->limits.unused_event_expiry_sec);
+                                 "cannot create event %s: the broker holds %u events (Events=%s), none unused "
+                                 "for %u s (UnusedEventExpirySec=%s); Delete unused events or try later",
+                                 name, broker_max_events(b), LIMIT_WHERE(b, "Events"),
+                                 b->limits.unused_event_expiry_sec, LIMIT_WHERE(b, "UnusedEventExpirySec"));
 }
 
 /* Each new event is an EventAdded to every listener (and an eviction an
@@ -324,10 +335,10 @@ static int take_new_event(struct broker *b, uid_t uid, const char *name, sd_bus_
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "cannot create event %s: uid %u creates new events too often (%u a minute "
-                                         "after the first %u, NewEventsPerUserPerMinute= in %s); try again in %"
+                                         "after the first %u, NewEventsPerUserPerMinute=%s); try again in %"
                                          PRIu64 " ms, or register the events it already has",
                                          name, (unsigned) uid, b->limits.new_events_per_user_per_minute,
-                                         b->limits.events_per_user, broker_config_name(b),
+                                         b->limits.events_per_user, LIMIT_WHERE(b, "NewEventsPerUserPerMinute"),
                                          (wait_usec + 999u) / 1000u);
         return r;
 }
@@ -463,8 +474,8 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                 return refuse_clients_share(b, s, error);
         if (session_n_events(s) >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "this connection already holds %u registrations (EventsPerClient= in %s)",
-                                         b->limits.events_per_client, broker_config_name(b));
+                                         "this connection already holds %u registrations (EventsPerClient=%s)",
+                                         b->limits.events_per_client, LIMIT_WHERE(b, "EventsPerClient"));
         if (!ev) {
                 struct admission_limits limits = {
                         .max_events = broker_max_events(b),
@@ -619,14 +630,15 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         if (fd == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u has used its share of the memory for rings (RingMemoryPerUserKiB=%"
-                                         PRIu64 " in %s); write to the data file instead, or close a connection",
+                                         PRIu64 "%s); write to the data file instead, or close a connection",
                                          (unsigned) s->uid, b->charges.bounds.kind[CHARGE_RING_BYTES].share / 1024u,
-                                         broker_config_name(b));
+                                         LIMIT_WHERE(b, "RingMemoryPerUserKiB"));
         if (fd == -ENOSPC)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "the memory for rings is used up (RingMemoryKiB=%" PRIu64
-                                         " in %s); write to the data file instead",
-                                         b->charges.bounds.kind[CHARGE_RING_BYTES].pool / 1024u, broker_config_name(b));
+                                         "%s); write to the data file instead",
+                                         b->charges.bounds.kind[CHARGE_RING_BYTES].pool / 1024u,
+                                         LIMIT_WHERE(b, "RingMemoryKiB"));
         if (fd < 0)
                 return broker_error_set_errnof(error, fd, "cannot open a ring: %m");
 
@@ -848,14 +860,15 @@ static int stream_charge_take(struct broker *b, struct session *s, struct provid
         r = user_charges_take(&b->charges, s->uid, CHARGE_RECORD_STREAMS, 1);
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "uid %u already has %" PRIu64 " record streams open (RecordStreamsPerUser= "
-                                         "in %s); close one and try again",
-                                         (unsigned) s->uid, bound->share, broker_config_name(b));
+                                         "uid %u already has %" PRIu64 " record streams open (RecordStreamsPerUser=%s); "
+                                         "close one and try again",
+                                         (unsigned) s->uid, bound->share, LIMIT_WHERE(b, "RecordStreamsPerUser"));
         if (r == -ENOSPC)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "all %" PRIu64 " record streams are open (RecordStreams= in %s, at most "
+                                         "all %" PRIu64 " record streams are open (RecordStreams=%s; at most "
                                          "%u on the %s provider); try again once one has closed",
-                                         bound->pool, broker_config_name(b), provider_link_max_record_streams(&b->link),
+                                         bound->pool, LIMIT_WHERE(b, "RecordStreams"),
+                                         provider_link_max_record_streams(&b->link),
                                          provider_link_name(&b->link));
         if (r < 0)
                 return r;
@@ -1305,6 +1318,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         b->bus = sd_bus_ref(bus);
         b->limits = *settings->limits;
         b->reservations = settings->reservations;
+        b->limit_origins = settings->limit_origins;
         b->config_path = settings->config_path;
         b->state_dir = settings->state_dir;
         b->refusal_ratelimit = (struct log_ratelimit) LOG_RATELIMIT_INIT(5u * 1000000u, 20u);
@@ -1331,6 +1345,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
                 return log_error_errno(r, "Cannot set up the delivery accounting: %m");
         session_registry_init(&b->sessions, bus, &b->link, &b->registry, b->delivery, &b->charges,
                               broker_config_name(b), max_sessions);
+        b->sessions.limit_origins = b->limit_origins;
 
         r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
         if (r < 0)
@@ -1357,6 +1372,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
 }
 
 void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct broker_limit_origins *limit_origins,
                         const struct name_reservations *reservations) {
         unsigned old_max_events = broker_max_events(b);
         struct charge_bounds bounds;
@@ -1367,6 +1383,8 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
         bounds = broker_charge_bounds(b, b->sessions.max);
         user_charges_set_bounds(&b->charges, &bounds);
         b->reservations = reservations;
+        b->limit_origins = limit_origins;
+        b->sessions.limit_origins = limit_origins;
         if (broker_max_events(b) != old_max_events) {
                 r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "MaxEvents", NULL);
                 if (r < 0)

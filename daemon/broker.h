@@ -39,6 +39,7 @@ struct broker {
         struct event_signals *signals;  /* EventAdded, EventRemoved, ActiveEvents */
         struct broker_limits limits;
         const struct name_reservations *reservations;
+        const struct broker_limit_origins *limit_origins;       /* may be NULL: borrowed */
         const char *config_path;        /* for error messages naming the key */
         struct session_registry sessions;
         /* What each uid holds of every pool (user-charges.h): sessions,
@@ -65,6 +66,7 @@ struct broker_settings {
         bool bus_is_system;
         const struct broker_limits *limits;
         const struct name_reservations *reservations;   /* may be NULL */
+        const struct broker_limit_origins *limit_origins;       /* may be NULL */
         const char *config_path;
         const char *state_dir;                          /* NULL: keep no state */
         const struct provider_settings *provider;       /* may be NULL */
@@ -86,6 +88,7 @@ struct broker *broker_free(struct broker *b);
  * already has takes effect when the name is free. @reservations must stay
  * valid while the broker uses it. */
 void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
+                        const struct broker_limit_origins *limit_origins,
                         const struct name_reservations *reservations);
 
 /** broker_save_pending() - writes the event store now if a change waits
@@ -95,6 +98,9 @@ void broker_save_pending(struct broker *b);
 
 /* The configuration file's name, for messages naming a key. */
 const char *broker_config_name(const struct broker *b);
+
+/* broker_limit_where_text() for the broker's configuration. */
+const char *broker_limit_where(const struct broker *b, const char *key, char buf[static BROKER_LIMIT_WHERE_MAX]);
 
 /* The introspection XML of /org/uebroker1 as sd-bus serves it, produced
  * without any bus: a private connection pair inside this process. */

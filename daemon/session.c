@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "broker-bus.h"
+#include "broker-config.h"
 #include "bus-caller.h"
 #include "bus-util.h"
 #include "cleanup.h"
@@ -184,9 +185,11 @@ int session_identify(struct session_registry *reg, sd_bus_message *m, sd_bus_err
         if (!s) {
                 if (reg->n >= reg->max)
                         return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                                 "the broker already serves %u connections (Clients= in %s); "
-                                                 "try again once some have closed",
-                                                 reg->max, reg->config_name);
+                                                 "the broker already serves %u connections (Clients=%s); "
+                                                 "try again once some have closed", reg->max,
+                                                 broker_limit_where_text(reg->limit_origins, reg->config_name,
+                                                                         "Clients",
+                                                                         (char[BROKER_LIMIT_WHERE_MAX]) {}));
                 r = session_new(reg, sender, &s);
                 if (r < 0)
                         return r;

@@ -42,6 +42,7 @@
 #include "providers/write-indexes.h"
 
 struct broker_event;
+struct broker_limit_origins;
 struct delivery;
 struct event_registry;
 struct provider_link;
@@ -64,6 +65,7 @@ struct session_registry {
         struct delivery *delivery;
         struct user_charges *charges;
         const char *config_name;        /* for messages naming Clients= */
+        const struct broker_limit_origins *limit_origins;       /* the same; NULL: not known */
         void *by_bus_name;              /* tsearch() tree of struct session */
         unsigned n;
         unsigned max;                   /* Clients=, lowered to what the fd limit holds */

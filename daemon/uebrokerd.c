@@ -245,7 +245,8 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
                 log_error_errno(r, "Reloading failed, keeping the configuration in force: %s",
                                 message ?: "out of memory");
         else {
-                broker_reconfigure(ctx->broker, &ctx->config->limits, &ctx->config->reservations);
+                broker_reconfigure(ctx->broker, &ctx->config->limits, &ctx->config->origins,
+                                   &ctx->config->reservations);
                 log_info("Reloaded the configuration: new limits and reservations apply to calls from now on.");
         }
         (void) sd_notify(false, "READY=1\nSTATUS=Serving " BROKER_BUS_NAME);
@@ -388,6 +389,7 @@ static int run(int argc, char *argv[]) {
                 .bus_is_system = o.bus_kind == BUS_SYSTEM,
                 .limits = &config.limits,
                 .reservations = &config.reservations,
+                .limit_origins = &config.origins,
                 .config_path = o.config_path,
                 .state_dir = state_dir(&o),
                 .provider = &provider_settings,

@@ -1034,7 +1034,10 @@ class Quota(unittest.TestCase):
             a.Register('q1 u32 a')      # already held: no new registration
             b.Register('q3 u32 a')      # third event
             self.expect_quota(lambda: b.Register('q4 u32 a'), 'Events=')
-            self.expect_quota(lambda: c.Register('q1 u32 a'), 'ClientsPerUser=')
+            # Set by a drop-in: the refusal names the drop-in and its line;
+            # EventsPerUser= kept its default and says so.
+            self.expect_quota(lambda: c.Register('q1 u32 a'), 'ClientsPerUser= in ')
+            self.expect_quota(lambda: c.Register('q1 u32 a'), 'quota.conf.d/50-clients.conf:4)')
             # A command within the grammar but over CommandLength=40 exceeds
             # a configured limit.
             command = 'q1 u32 a; u32 b; u32 c; u32 d; u32 e; u32 f'
@@ -1042,7 +1045,7 @@ class Quota(unittest.TestCase):
                 a.Register(command)
             self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.QuotaExceeded')
             self.assertRegex(cm.exception.get_dbus_message(),
-                             r'^command is %d bytes, longer than 40 \(CommandLength= in .*quota\.conf\)$'
+                             r'^command is %d bytes, longer than 40 \(CommandLength= in .*quota\.conf:[0-9]+\)$'
                              % len(command))
             # A client leaving frees its slot for another.
             conn_b.close()

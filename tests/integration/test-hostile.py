@@ -315,7 +315,7 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(out['ok'], 1, out)     # in place of its own unused hold_ event
         self.assertEqual(out['errors'], [QUOTA_EXCEEDED], out)
         self.assertIn('(Events= in', out['messages'][0])
-        self.assertIn('none unused for 3600 s (UnusedEventExpirySec=)', out['messages'][0])
+        self.assertIn('none unused for 3600 s (UnusedEventExpirySec= in ', out['messages'][0])
         many.close()
         # Churning new names only ever evicts its own (as fast as the
         # new-event rate allows: 65536 a minute here).
@@ -923,7 +923,7 @@ class HostileTest(unittest.TestCase):
         self.assertLessEqual(out['ok'], 8 + int(elapsed) + 1, out)
         self.assertEqual(out['errors'], [QUOTA_EXCEEDED], out)
         self.assertIn(f'uid {ATTACKER} creates new events too often (60 a minute after the first 8, '
-                      'NewEventsPerUserPerMinute= in ', out['messages'][0])
+                      'NewEventsPerUserPerMinute=, the default; set it in ', out['messages'][0])
         self.assertEqual(other['ok'], 8, other)
         # The signals of this test's names (delete_unused()'s go out in
         # batches meanwhile).

@@ -835,6 +835,37 @@ START_TEST(test_dropins_order_and_override) {
 }
 END_TEST
 
+/* Each limit remembers the file and line that set it last, for refusals. */
+START_TEST(test_limit_origins) {
+        _cleanup_free_ char *dir = make_temp_dir(), *conf = NULL, *d = NULL, *want = NULL;
+        struct broker_config c = sentinel();
+        char buf[BROKER_LIMIT_WHERE_MAX];
+
+        conf = write_in(dir, "uebrokerd.conf", "[Limits]\nClientsPerUser=5\n\nEvents=10\n");
+        d = make_subdir(dir, "uebrokerd.conf.d");
+        free(write_in(d, "50-site.conf", "# the site's\n[Limits]\nEvents=30\n"));
+        broker_config_warnings_free(parse_path_ok(conf, &c));
+
+        ck_assert_int_ge(asprintf(&want, "%s:2", conf), 0);
+        ck_assert_str_eq(broker_limit_origin(&c.origins, "ClientsPerUser"), want);
+        free(want);
+        ck_assert_int_ge(asprintf(&want, "%s/50-site.conf:3", d), 0);
+        ck_assert_str_eq(broker_limit_origin(&c.origins, "Events"), want);
+        ck_assert_ptr_null(broker_limit_origin(&c.origins, "EventsPerUser"));       /* the default */
+        ck_assert_ptr_null(broker_limit_origin(&c.origins, "NoSuchKey"));
+        ck_assert_ptr_null(broker_limit_origin(NULL, "Events"));
+        free(want);
+
+        ck_assert_int_ge(asprintf(&want, " in %s/50-site.conf:3", d), 0);
+        ck_assert_str_eq(broker_limit_where_text(&c.origins, conf, "Events", buf), want);
+        free(want);
+        ck_assert_int_ge(asprintf(&want, ", the default; set it in %s", conf), 0);
+        ck_assert_str_eq(broker_limit_where_text(&c.origins, conf, "EventsPerUser", buf), want);
+        broker_config_done(&c);
+        rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_dropins_each_file_starts_outside_a_section) {
         _cleanup_free_ char *dir = make_temp_dir(), *conf = NULL, *d = NULL, *want = NULL;
 
@@ -1105,6 +1136,7 @@ static Suite *config_suite(void) {
 
         tc = tcase_create("drop-ins");
         tcase_add_test(tc, test_dropins_order_and_override);
+        tcase_add_test(tc, test_limit_origins);
         tcase_add_test(tc, test_dropins_each_file_starts_outside_a_section);
         tcase_add_test(tc, test_dropin_errors_name_the_dropin);
         tcase_add_test(tc, test_dropins_missing_dir);

@@ -367,7 +367,7 @@ START_TEST(test_clients_bounded) {
         ck_assert_uint_eq(sessions.n, 3);
         ck_assert_int_lt(identify(":1.13", &error, NULL), 0);
         ck_assert_str_eq(error.name, BROKER_ERROR_QUOTA_EXCEEDED);
-        ck_assert_ptr_nonnull(strstr(error.message, "already serves 3 connections (Clients= in test.conf)"));
+        ck_assert_ptr_nonnull(strstr(error.message, "already serves 3 connections (Clients=, the default; set it in test.conf)"));
         ck_assert_ptr_null(session_find(&sessions, ":1.13"));
         sd_bus_error_free(&error);
 
