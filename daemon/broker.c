@@ -218,6 +218,19 @@ static void schedule_save(struct broker *b) {
                 log_warning_errno(r, "Cannot schedule saving the events: %m");
 }
 
+void broker_restore(struct broker *b) {
+        int r;
+
+        if (!b->state_dir)
+                return;
+        r = event_store_load(&b->registry, b->state_dir);
+        if (r < 0)
+                log_warning_errno(r, "Cannot restore the events kept in %s, starting without them: %m",
+                                  b->state_dir);
+        else if (r > 0)
+                log_info("Restored %d events and their owners from %s.", r, b->state_dir);
+}
+
 void broker_save_pending(struct broker *b) {
         int enabled = SD_EVENT_OFF;
 
@@ -1331,14 +1344,6 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         bounds = broker_charge_bounds(b, max_sessions);
         user_charges_init(&b->charges, &bounds);
         event_registry_init(&b->registry, &b->link, &b->charges);
-        if (b->state_dir) {
-                r = event_store_load(&b->registry, b->state_dir);
-                if (r < 0)
-                        log_warning_errno(r, "Cannot restore the events kept in %s, starting without them: %m",
-                                          b->state_dir);
-                else if (r > 0)
-                        log_info("Restored %d events and their owners from %s.", r, b->state_dir);
-        }
 
         r = delivery_new(event, bus, &DELIVERY_LIMITS_DEFAULT, &b->charges, &b->delivery);
         if (r < 0)

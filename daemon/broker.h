@@ -91,6 +91,12 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
                         const struct broker_limit_origins *limit_origins,
                         const struct name_reservations *reservations);
 
+/** broker_restore() - loads the events a previous broker kept in the state
+ * directory, once the bus name is ours: the previous broker saves before it
+ * lets the name go, so what is read now is what it last had. Failures are
+ * logged; the broker starts without them. Before the event loop runs. */
+void broker_restore(struct broker *b);
+
 /** broker_save_pending() - writes the event store now if a change waits
  * for its timer: before the bus name goes, so that a broker started as
  * soon as it is free finds every event and index. NULL-safe. */
