@@ -48,31 +48,49 @@ static inline bool bench_tracefs_find(char *path, size_t size) {
         return found;
 }
 
-/* @n writes of @len bytes from @payload. */
-static inline struct bench_trace_marker_result bench_trace_marker_run(const void *payload, size_t len,
-                                                                      unsigned long long n) {
-        struct bench_trace_marker_result res = { 0 };
-        char tracefs[1024], instance[1100], marker[1200];
-        uint64_t t0;
+/* Opens trace_marker in a new tracefs instance (its path in @instance):
+ * the fd, or -1 with @res->why set. */
+static inline int bench_trace_marker_open(struct bench_trace_marker_result *res, char *instance, size_t size) {
+        char tracefs[1024], marker[1200];
         int fd;
 
         if (!bench_tracefs_find(tracefs, sizeof(tracefs))) {
-                snprintf(res.why, sizeof(res.why), "no tracefs mounted");
-                return res;
+                snprintf(res->why, sizeof(res->why), "no tracefs mounted");
+                return -1;
         }
-        snprintf(instance, sizeof(instance), "%s/instances/uebroker-bench-%d", tracefs, (int) getpid());
+        snprintf(instance, size, "%s/instances/uebroker-bench-%d", tracefs, (int) getpid());
         if (mkdir(instance, 0700) < 0) {
-                snprintf(res.why, sizeof(res.why), "cannot create the tracefs instance %s: %s", instance,
+                snprintf(res->why, sizeof(res->why), "cannot create the tracefs instance %s: %s", instance,
                          strerror(errno));
-                return res;
+                return -1;
         }
         snprintf(marker, sizeof(marker), "%s/trace_marker", instance);
         fd = open(marker, O_WRONLY | O_CLOEXEC);
         if (fd < 0) {
-                snprintf(res.why, sizeof(res.why), "%s is not writable: %s", marker, strerror(errno));
+                snprintf(res->why, sizeof(res->why), "%s is not writable: %s", marker, strerror(errno));
                 (void) rmdir(instance);
-                return res;
+                return -1;
         }
+        return fd;
+}
+
+/* Closes @fd and removes its @instance. */
+static inline void bench_trace_marker_close(int fd, const char *instance) {
+        close(fd);
+        (void) rmdir(instance);
+}
+
+/* @n writes of @len bytes from @payload. */
+static inline struct bench_trace_marker_result bench_trace_marker_run(const void *payload, size_t len,
+                                                                      unsigned long long n) {
+        struct bench_trace_marker_result res = { 0 };
+        char instance[1100];
+        uint64_t t0;
+        int fd;
+
+        fd = bench_trace_marker_open(&res, instance, sizeof(instance));
+        if (fd < 0)
+                return res;
         for (unsigned i = 0; i < 10000; i++)    /* warm up */
                 (void) write(fd, payload, len);
         t0 = bench_now_ns();
@@ -84,7 +102,6 @@ static inline struct bench_trace_marker_result bench_trace_marker_run(const void
         }
         res.ns_per_call = (double) (bench_now_ns() - t0) / (double) n;
         res.available = true;
-        close(fd);
-        (void) rmdir(instance);
+        bench_trace_marker_close(fd, instance);
         return res;
 }

@@ -18,12 +18,15 @@
 #     5000 connections with registrations;
 #   - bench-floor-service, the no-work stand-in, owning
 #     org.uebroker1.BenchFloor on the same bus;
-#   - tracefs for bench-ring-write's trace_marker baseline: the mounted one,
-#     or one mounted in the temporary directory for the run (unmounted at
-#     the end) when none is and the mount succeeds.
+#   - tracefs for bench-ring-write's and bench-ring-rates' trace_marker
+#     baseline: the mounted one, or one mounted in the temporary directory
+#     for the run (unmounted at the end) when none is and the mount succeeds;
+#   - for those two benches, when lttng-tools is installed, a session daemon
+#     of our own (user space only) and a session recording their tracepoint.
 # With COMMAND, runs only COMMAND in that setting instead (to profile one
 # bench: UEBROKER_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS, UEBROKERD_PID and
-# DBUS_DAEMON_PID are exported).
+# DBUS_DAEMON_PID are exported), with the LTTng session and tracefs set up
+# as for the ring benches.
 # Run it as root: the figures are for a root caller.
 # Exits 77 (skip) when dbus-daemon is missing.
 
@@ -37,7 +40,7 @@ build="$(cd "$1" && pwd)"
 shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
-         bench/bench-embedded-write bench/bench-ring-write bench/bench-typed-write bench/bench-disabled-check bench/bench-decode \
+         bench/bench-embedded-write bench/bench-ring-write bench/bench-ring-rates bench/bench-typed-write bench/bench-disabled-check bench/bench-decode \
          bench/bench-preload-write tools/uebroker-run; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
@@ -59,6 +62,7 @@ bus_pid=""
 broker_pid=""
 floor_pid=""
 lttng_pid=""
+lttng_runs=0
 tracefs_mounted=""
 
 stop() {
@@ -195,9 +199,61 @@ floor_pid=$!
 wait_name org.uebroker1.BenchFloor "$floor_pid" || exit 2
 export UEBROKERD_PID="$broker_pid"
 export DBUS_DAEMON_PID="$bus_pid"
+
+# LTTng-UST's tracepoint beside the ring, when lttng-tools can record it: a
+# session daemon of our own (user space only), one session recording the
+# bench's tracepoint into the temporary directory.
+lttng_start() {
+        local _
+        if ! command -v lttng-sessiond >/dev/null 2>&1 || ! command -v lttng >/dev/null 2>&1; then
+                echo "run-bench: lttng-tools is not installed: no LTTng-UST figure (bench-ring-write and bench-ring-rates say so)"
+                return 0
+        fi
+        export LTTNG_HOME="$dir/lttng"
+        mkdir -p "$LTTNG_HOME"
+        lttng_runs=$((lttng_runs + 1))
+        lttng-sessiond --no-kernel >"$dir/lttng-sessiond.$lttng_runs.log" 2>&1 &
+        lttng_pid=$!
+        for _ in $(seq 1 50); do
+                lttng list >/dev/null 2>&1 && break
+                sleep 0.1
+        done
+        if ! { lttng create ueb-bench --output="$dir/lttng-trace.$lttng_runs" &&
+               lttng enable-event --userspace 'uebroker_bench:*' && lttng start; } >"$dir/lttng.log" 2>&1; then
+                echo "run-bench: could not start an LTTng session (the benches say so):" >&2
+                cat "$dir/lttng.log" >&2
+        fi
+}
+
+# Stops the session, printing what LTTng says it discarded (during $1),
+# and its daemon.
+lttng_stop() {
+        [ -n "$lttng_pid" ] || return 0
+        lttng stop ueb-bench 2>&1 | grep -i -E 'discarded|lost' | sed "s/^/run-bench: LTTng session during $1: /"
+        lttng destroy ueb-bench >/dev/null 2>&1
+        stop "$lttng_pid"
+        lttng_pid=""
+}
+
+# trace_marker, the kernel's own marker, as the writer's baseline.
+tracefs_setup() {
+        grep -q ' tracefs ' /proc/mounts && return 0
+        mkdir -p "$dir/tracefs"
+        if mount -t tracefs nodev "$dir/tracefs" 2>"$dir/tracefs.log"; then
+                tracefs_mounted="$dir/tracefs"
+                export UEB_BENCH_TRACEFS="$tracefs_mounted"
+        else
+                echo "run-bench: cannot mount tracefs ($(cat "$dir/tracefs.log")): no trace_marker figure"
+        fi
+}
+
 if [ $# -gt 0 ]; then
+        lttng_start
+        tracefs_setup
         "$@"
-        exit $?
+        rc=$?
+        lttng_stop "$(basename "$1")"
+        exit "$rc"
 fi
 
 buildtype="$(python3 -c 'import json, sys
@@ -223,42 +279,17 @@ run "$build/bench/bench-typed-write" 300000
 # Issue #23: a program of the kernel interface through uebroker-run vs ueb_write().
 UEBROKER_PRELOAD="$build/client/libuebroker-preload.so" run "$build/tools/uebroker-run" \
         "$build/bench/bench-preload-write" 0.5
-# LTTng-UST's tracepoint beside the ring, when lttng-tools can record it: a
-# session daemon of our own (user space only), one session recording the
-# bench's tracepoint into the temporary directory.
-if command -v lttng-sessiond >/dev/null 2>&1 && command -v lttng >/dev/null 2>&1; then
-        export LTTNG_HOME="$dir/lttng"
-        mkdir -p "$LTTNG_HOME"
-        lttng-sessiond --no-kernel >"$dir/lttng-sessiond.log" 2>&1 &
-        lttng_pid=$!
-        for _ in $(seq 1 50); do
-                lttng list >/dev/null 2>&1 && break
-                sleep 0.1
-        done
-        if ! { lttng create ueb-bench --output="$dir/lttng-trace" && lttng enable-event --userspace 'uebroker_bench:*' &&
-               lttng start; } >"$dir/lttng.log" 2>&1; then
-                echo "run-bench: could not start an LTTng session (bench-ring-write says so):" >&2
-                cat "$dir/lttng.log" >&2
-        fi
-else
-        echo "run-bench: lttng-tools is not installed: no LTTng-UST figure (bench-ring-write says so)"
-fi
-# trace_marker, the kernel's own marker, as the writer's baseline.
-if ! grep -q ' tracefs ' /proc/mounts; then
-        mkdir -p "$dir/tracefs"
-        if mount -t tracefs nodev "$dir/tracefs" 2>"$dir/tracefs.log"; then
-                tracefs_mounted="$dir/tracefs"
-                export UEB_BENCH_TRACEFS="$tracefs_mounted"
-        else
-                echo "run-bench: cannot mount tracefs ($(cat "$dir/tracefs.log")): no trace_marker figure"
-        fi
-fi
+# The ring benches, with LTTng-UST's tracepoint and trace_marker beside them
+# (a session each, so that what LTTng discarded is told per bench).
+tracefs_setup
+lttng_start
 run "$build/bench/bench-ring-write" 1000000
-if [ -n "$lttng_pid" ]; then
-        lttng destroy ueb-bench >/dev/null 2>&1
-        stop "$lttng_pid"
-        lttng_pid=""
-fi
+lttng_stop bench-ring-write
+# Issue #20: paced at 1k to 1M events/s; the idle test for 10 s (the
+# issue's figure is for 60 s: run-bench.sh BUILD_DIR bench-ring-rates 60).
+lttng_start
+run "$build/bench/bench-ring-rates" 10
+lttng_stop bench-ring-rates
 run "$build/bench/bench-disabled-check" 300000000
 run "$build/bench/bench-decode" 2000000
 # Issues #17, #18: hostile clients beside honest ones, on a bus of its own with stock
