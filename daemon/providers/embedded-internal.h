@@ -87,6 +87,8 @@ struct provider_session {
         struct ring_reader ring;        /* .header NULL: none */
         size_t ring_map_size;
         LIST_FIELDS(struct provider_session, rings);    /* while it has a ring */
+        bool ring_sleeping;             /* polled: no, waits for its doorbell */
+        unsigned ring_empty_ticks;      /* ticks in a row that found it empty */
 };
 
 struct provider {
@@ -104,6 +106,7 @@ struct provider {
         sd_event_source *ring_timer;    /* on while rings_polled */
         LIST_HEAD(struct provider_session, rings);      /* sessions with a ring */
         bool rings_polled;              /* something records and a ring exists */
+        unsigned n_rings_awake;         /* while rings_polled: rings the ticks read */
         uint64_t ring_poll_usec;        /* the timer's next interval */
         uint64_t received;
         uint64_t dropped;

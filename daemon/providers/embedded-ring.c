@@ -12,7 +12,10 @@
  * holds less than a sixty-fourth (few wakeups at low rates, which would
  * only preempt the writers), and a writer rings the doorbell only when its
  * ring crosses the fill mark (a quarter of it): one system call per
- * crossing, none below it, whatever the rate. While nothing records the timer is off and a ring
+ * crossing, none below it, whatever the rate. A ring the timer finds
+ * empty for EMBEDDED_RING_SLEEP_TICKS ticks in a row sleeps: it asks for
+ * the doorbell at its next record and costs the ticks nothing, and the
+ * timer stops once every ring sleeps; the doorbell wakes it. While nothing records the timer is off and a ring
  * asks for the doorbell at the next record (wake_bytes 0): an idle broker
  * sleeps. Delivery takes at most the poll interval plus a read.
  *
@@ -45,6 +48,8 @@
  * broker 200 cheap ticks a second (bench/README.md). */
 #define EMBEDDED_RING_POLL_MIN_USEC 1000u
 #define EMBEDDED_RING_POLL_MAX_USEC 5000u
+/* Empty ticks before a ring sleeps: at least 200 ms. */
+#define EMBEDDED_RING_SLEEP_TICKS 40u
 
 static bool rings_polled(const struct provider *p) {
         return p->n_recorders > 0 && p->rings;
@@ -52,7 +57,25 @@ static bool rings_polled(const struct provider *p) {
 
 /* What a writer of @s's ring waits for before it rings. */
 static uint32_t ring_wake_bytes(const struct provider_session *s) {
-        return rings_polled(s->provider) ? s->ring.size / 4 : 0;
+        return rings_polled(s->provider) && !s->ring_sleeping ? s->ring.size / 4 : 0;
+}
+
+static void ring_timer_start(struct provider *p) {
+        p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
+        (void) sd_event_source_set_time_relative(p->ring_timer, p->ring_poll_usec);
+        (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
+}
+
+/* Polled by the ticks again (a doorbell came, or polling starts). */
+static void ring_wake(struct provider_session *s) {
+        struct provider *p = s->provider;
+
+        s->ring_empty_ticks = 0;
+        if (!s->ring_sleeping)
+                return;
+        s->ring_sleeping = false;
+        if (p->rings_polled && p->n_rings_awake++ == 0)
+                ring_timer_start(p);
 }
 
 void embedded_rings_update(struct provider *p) {
@@ -61,11 +84,16 @@ void embedded_rings_update(struct provider *p) {
         if (polled == p->rings_polled)
                 return;
         p->rings_polled = polled;
-        if (polled) {
-                p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
-                (void) sd_event_source_set_time_relative(p->ring_timer, p->ring_poll_usec);
-                (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
-        } else
+        p->n_rings_awake = 0;
+        LIST_FOREACH(rings, s, p->rings) {
+                s->ring_sleeping = false;
+                s->ring_empty_ticks = 0;
+                if (polled)
+                        p->n_rings_awake++;
+        }
+        if (polled)
+                ring_timer_start(p);
+        else
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
         /* Writers learn the new mark from the header; what a ring already
          * holds is read at the next tick or doorbell. */
@@ -112,6 +140,7 @@ void session_ring_read(struct provider_session *s, bool all) {
 
         if (!s->ring.header || s->ring.broken)
                 return;
+        ring_wake(s);
         if (all) {
                 /* Everything committed now: at most a ring's worth. */
                 (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1);
@@ -140,20 +169,41 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                 uint64_t head = s->ring.head;
                 int n = 0;
 
-                if (s->ring.broken)
+                if (s->ring_sleeping)
                         continue;
-                /* An idle ring costs two loads: nothing read, nothing armed. */
+                if (s->ring.broken) {
+                        /* Given up: read no more, and keep no tick for it. */
+                        s->ring_sleeping = true;
+                        p->n_rings_awake--;
+                        continue;
+                }
+                /* An empty ring costs two loads: nothing read, nothing armed. */
                 if (ring_pending(&s->ring) > 0)
                         n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
                 if (n < 0)
                         continue;
                 fullest = MAX(fullest, (s->ring.head - head) * 64 / s->ring.size);
+                if (n == 0 && ++s->ring_empty_ticks >= EMBEDDED_RING_SLEEP_TICKS) {
+                        s->ring_sleeping = true;
+                        p->n_rings_awake--;
+                        /* A record committed meanwhile: awake for the next tick. */
+                        if (ring_reader_wait(&s->ring, 0))
+                                ring_wake(s);
+                        continue;
+                }
+                if (n > 0)
+                        s->ring_empty_ticks = 0;
                 /* Re-armed after a read, or after a writer rang (it
                  * cleared the flag). */
                 if (n > 0 || !__atomic_load_n(&s->ring.header->waiting, __ATOMIC_RELAXED))
                         (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
         }
         recorders_flush(p);
+        if (p->n_rings_awake == 0) {
+                /* Every ring sleeps: so do we, until a doorbell. */
+                (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
+                return 0;
+        }
         if (fullest >= 4)
                 p->ring_poll_usec = MAX(p->ring_poll_usec / 2, (uint64_t) EMBEDDED_RING_POLL_MIN_USEC);
         else if (fullest == 0)
@@ -196,6 +246,8 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         s->ring_map_size = RING_HEADER_SIZE + size;
         p->ring_bytes += s->ring_map_size;
         LIST_PREPEND(rings, p->rings, s);
+        if (p->rings_polled && p->n_rings_awake++ == 0)
+                ring_timer_start(p);
         h->wake_bytes = ring_wake_bytes(s);
         embedded_rings_update(p);
         *ret_size = size;
@@ -215,6 +267,8 @@ void session_ring_close(struct provider_session *s) {
         if (!s->ring.header)
                 return;
         LIST_REMOVE(rings, s->provider->rings, s);
+        if (s->provider->rings_polled && !s->ring_sleeping)
+                s->provider->n_rings_awake--;
         s->provider->ring_bytes -= s->ring_map_size;
         munmap(s->ring.header, s->ring_map_size);
         s->ring = (struct ring_reader) {};
