@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 
 /* An event class per event name, made when its first record arrives. */
@@ -49,6 +50,11 @@ struct ctf_writer {
         const uint8_t *payload;
         size_t payload_len;
         const struct event_def *def;
+
+        /* LOST notices, an event of their own (ctf_writer_add_lost()). */
+        struct event_def *lost_def;
+        uint64_t lost;
+        uint64_t last_ns;       /* the latest timestamp handed out: the clock never goes back */
 
         int state;              /* enum stream_state */
         bool finishing;         /* send the ends, then END */
@@ -396,6 +402,7 @@ static void ctf_writer_free(struct ctf_writer *w) {
                 bt_event_class_put_ref(w->classes[i].event_class);
         }
         free(w->classes);
+        event_def_free(w->lost_def);
         bt_packet_put_ref(w->packet);
         bt_stream_put_ref(w->stream);
         bt_trace_put_ref(w->trace);
@@ -517,7 +524,53 @@ int ctf_writer_add(struct ctf_writer *w, const struct ueb_record_header *h, cons
         w->payload = payload;
         w->payload_len = payload_len;
         w->def = def;
+        if (h->timestamp_ns > w->last_ns)
+                w->last_ns = h->timestamp_ns;
         return run(w);
+}
+
+int ctf_writer_add_lost(struct ctf_writer *w, const struct ueb_record_header *notice) {
+        static const char name[] = CTF_LOST_EVENT_NAME;
+        struct ueb_record_header h = *notice;
+        uint8_t payload[sizeof(uint64_t)];
+        uint64_t count = notice->lost_count;
+        struct timespec now;
+        int r;
+
+        if (w->failed)
+                return -EIO;
+        if (!w->lost_def) {
+                r = event_def_parse("lost u64 count", 0, &w->lost_def, NULL);
+                if (r < 0)
+                        return r;
+        }
+        uint64_t written = w->written, skipped = w->skipped;
+
+        memcpy(payload, &count, sizeof(count));        /* as writers lay out a u64: host order */
+        /* A notice carries no time of its own: when it arrived, and never
+         * before a record already written (the trace's clock is monotonic). */
+        clock_gettime(CLOCK_REALTIME, &now);
+        h.timestamp_ns = (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+        if (h.timestamp_ns < w->last_ns)
+                h.timestamp_ns = w->last_ns;
+        w->last_ns = h.timestamp_ns;
+        w->lost += count;
+        w->pending = true;
+        w->h = &h;
+        w->name = name;
+        w->name_len = sizeof(name) - 1;
+        w->payload = payload;
+        w->payload_len = sizeof(payload);
+        w->def = w->lost_def;
+        r = run(w);
+        /* A notice, not a record: counted in lost only. */
+        w->written = written;
+        w->skipped = skipped;
+        return r;
+}
+
+uint64_t ctf_writer_lost(const struct ctf_writer *w) {
+        return w->lost;
 }
 
 int ctf_writer_finish(struct ctf_writer *w) {

@@ -381,6 +381,11 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
                 if (h->flags & UEB_RECORD_FLAG_LOST) {
                         fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
                                 h->lost_count);
+#if HAVE_BABELTRACE2
+                        /* In the file too, where they are missing. */
+                        if (out->ctf && ctf_writer_add_lost(out->ctf, h) < 0)
+                                return READ_FAILED;
+#endif
                         continue;
                 }
                 if (h->name_len == 0 || h->name_len > EVENT_NAME_MAX) {
@@ -497,6 +502,7 @@ int uebctl_record(int argc, char *argv[]) {
 #if HAVE_BABELTRACE2
         if (out.ctf) {
                 uint64_t written = ctf_writer_written(out.ctf), skipped = ctf_writer_skipped(out.ctf);
+                uint64_t lost = ctf_writer_lost(out.ctf);
 
                 if (ctf_writer_finish(out.ctf) < 0)
                         return 1;
@@ -504,6 +510,8 @@ int uebctl_record(int argc, char *argv[]) {
                         uebctl_opts.output);
                 if (skipped)
                         fprintf(stderr, " (%" PRIu64 " skipped: no definition or not decodable)", skipped);
+                if (lost)
+                        fprintf(stderr, "; %" PRIu64 " lost, written as " CTF_LOST_EVENT_NAME " events", lost);
                 fputc('\n', stderr);
         }
 #endif
