@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# run-system.sh BUILD_DIR [SOURCE_ROOT]
+# run-system.sh [--kernel=upstream|v1] BUILD_DIR [SOURCE_ROOT]
 #
 # The system test tier: boots Debian bookworm with systemd as PID 1 under
-# QEMU (TCG) on the vm tier's user_events kernel, with the project
+# QEMU (TCG) on the vm tier's user_events kernel (--kernel=v1: the kernel
+# provider's 6.1 kernel with the original interface, the vm tier's
+# vm-v1 kernel, built once for both), with the project
 # installed by `meson install` as a distribution would, and reports the
 # checks the guest ran (tests/system/scenario.sh) as TAP on stdout, for
 # meson. Details go to stderr.
@@ -29,7 +31,12 @@
 
 set -euo pipefail
 
-build="$(cd "${1:?usage: $0 BUILD_DIR [SOURCE_ROOT]}" && pwd)"
+kernel_kind=upstream
+case "${1:-}" in
+--kernel=upstream|--kernel=v1) kernel_kind="${1#--kernel=}"; shift ;;
+--*) echo "run-system: unknown option $1" >&2; exit 2 ;;
+esac
+build="$(cd "${1:?usage: $0 [--kernel=upstream|v1] BUILD_DIR [SOURCE_ROOT]}" && pwd)"
 here="$(cd "$(dirname "$0")" && pwd)"
 src="$(cd "${2:-$here/../..}" && pwd)"
 timeout_s="${UEBROKER_SYSTEM_TIMEOUT:-600}"
@@ -52,6 +59,14 @@ trap 'rm -rf "$work"' EXIT
 # --- the kernel (the vm tier's, cached) ---
 if [ -n "${UEBROKER_VM_KERNEL:-}" ]; then
         kernel="$UEBROKER_VM_KERNEL"
+elif [ "$kernel_kind" = v1 ]; then
+        set +e
+        "$src/kernel/build-test-kernel.sh" "$build/kernel-v1" >&2
+        r=$?
+        set -e
+        [ $r = 77 ] && skip "cannot build the kernel provider's test kernel (its source or a build tool is missing)"
+        [ $r = 0 ] || bail "building the kernel provider's test kernel failed ($r)"
+        kernel="$build/kernel-v1/bzImage"
 else
         set +e
         kernel="$("$src/tests/vm/build-kernel.sh")"
