@@ -27,6 +27,9 @@ print("registered", flush=True)
 sys.stdin.read()
 ' "$UEBROKER_BUS_ADDRESS"
 }
+# bash unsets holder_PID once the coproc has ended: keep it now.
+# shellcheck disable=SC2154 # set by coproc
+holder_pid=$holder_PID
 read -r -t 60 line <&"${holder[0]}" || true
 [ "${line:-}" = registered ] || { echo "test-no-bus-stats: the holding client did not register" >&2; exit 1; }
 # The bus's refusal of the statistics comes back after the reply went
@@ -63,8 +66,7 @@ if ! settled "$d" || [ "$(field bus-statistics "$d")" != 0 ]; then
         echo "test-no-bus-stats: replies stay pinned, or statistics were used: $d" >&2
         exit 1
 fi
-# shellcheck disable=SC2154 # set by coproc
-kill "$holder_PID" 2>/dev/null
-wait "$holder_PID" 2>/dev/null || true
+kill "$holder_pid" 2>/dev/null
+wait "$holder_pid" 2>/dev/null || true
 # Last: it restarts the broker.
 "$test_libuebroker"
