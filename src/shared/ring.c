@@ -28,9 +28,14 @@ int ring_write(struct ring_writer *w, uint32_t write_index, uint32_t tid, uint64
          * data area when the record would wrap. */
         tail = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
         do {
-                head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+                head = __atomic_load_n(&w->head_seen, __ATOMIC_RELAXED);
                 pos = tail & mask;
                 pad = pos + need > size ? size - pos : 0;
+                if (tail + pad + need - head > size) {
+                        /* Full as far as we knew: ask the broker's line. */
+                        head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+                        __atomic_store_n(&w->head_seen, head, __ATOMIC_RELAXED);
+                }
                 if (tail + pad + need - head > size) {
                         __atomic_fetch_add(&h->dropped, 1, __ATOMIC_RELAXED);
                         return -EAGAIN;
@@ -143,9 +148,17 @@ bool ring_reader_wait(struct ring_reader *r, uint32_t wake_bytes) {
 
         if (r->broken)
                 return false;
-        __atomic_store_n(&h->wake_bytes, wake_bytes, __ATOMIC_RELAXED);
-        /* Against ring_write()'s commit and look at @waiting. */
-        __atomic_store_n(&h->waiting, 1, __ATOMIC_SEQ_CST);
+        /* Stored only when changed (the line is the writers' to read). A
+         * waiting still 1 was set by an earlier call and only a writer that
+         * rings clears it, so a writer committing after our look below
+         * sees it: the fence orders our look after that load, as the store
+         * would. */
+        if (__atomic_load_n(&h->wake_bytes, __ATOMIC_RELAXED) != wake_bytes)
+                __atomic_store_n(&h->wake_bytes, wake_bytes, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&h->waiting, __ATOMIC_SEQ_CST) != 1)
+                __atomic_store_n(&h->waiting, 1, __ATOMIC_SEQ_CST);
+        else
+                __atomic_thread_fence(__ATOMIC_SEQ_CST);
         word = __atomic_load_n(word_at(r->data, r->head & (r->size - 1)), __ATOMIC_SEQ_CST);
         return (word & RING_COMMITTED) && ring_pending(r) >= (wake_bytes ?: 1);
 }

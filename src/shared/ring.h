@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x676e6972u          /* "ring" */
-#define RING_VERSION 1u
+#define RING_VERSION 2u
 #define RING_HEADER_SIZE 4096u
 #define RING_DATA_MIN (8u * 1024u)
 #define RING_DATA_MAX (1024u * 1024u)
@@ -53,8 +53,11 @@ struct ring_header {
         /* Written by the broker. */
         uint64_t head __attribute__((aligned(64)));     /* bytes freed, ever */
         /* 1 while the broker waits for a doorbell; a writer that finds it
-         * set (and the ring filled to @wake_bytes) clears it and rings. */
-        uint32_t waiting;
+         * set (and the ring filled to @wake_bytes) clears it and rings. A
+         * line of their own, which the broker writes only when they
+         * change: a writer reads it at every commit, and a line the broker
+         * wrote since costs that write a cache miss. */
+        uint32_t waiting __attribute__((aligned(64)));
         uint32_t wake_bytes;
 };
 
@@ -68,6 +71,9 @@ struct ring_record {
 
 _Static_assert(sizeof(struct ring_record) == 24, "ring_record is shared with clients");
 _Static_assert(sizeof(struct ring_header) <= RING_HEADER_SIZE, "ring_header fits its page");
+/* The layout clients and tests (test-broker.py, hostile-client.py) rely on. */
+_Static_assert(offsetof(struct ring_header, tail) == 64 && offsetof(struct ring_header, head) == 128 &&
+               offsetof(struct ring_header, waiting) == 192, "ring_header's lines");
 
 #define RING_ALIGN_UP(n) (((n) + 7u) & ~(size_t) 7u)
 
@@ -76,6 +82,11 @@ struct ring_writer {
         struct ring_header *header;
         uint8_t *data;
         uint32_t size;          /* data area, from the broker's answer */
+        /* header->head as last read: it only grows, so a stale one only
+         * underestimates the room, and the broker's line is read again
+         * only when the ring looks full by it. Shared by the writing
+         * threads, relaxed. */
+        uint64_t head_seen;
 };
 
 /* Writes one record of @payload_len bytes gathered from @iov. 0 when

@@ -39,7 +39,7 @@ RECORD_FLAG_LOST = 1
 RECORD_STREAM_MESSAGE_MAX = 128 * 1024
 # The ring (src/shared/ring.h).
 RING_HEADER_SIZE = 4096
-RING_TAIL, RING_DROPPED, RING_HEAD, RING_WAITING = 64, 72, 128, 136
+RING_TAIL, RING_DROPPED, RING_HEAD, RING_WAITING = 64, 72, 128, 192   # struct ring_header (ring.h)
 RING_RECORD = struct.Struct('=IIIIQ')
 RING_COMMITTED = 1 << 31
 EVENT_STATUS_OTHER = 0x80
@@ -249,7 +249,7 @@ class Contract(unittest.TestCase):
                 self.assertEqual(seals & 0x7, 0x7, 'SEAL, SHRINK and GROW')
                 with self.assertRaises(OSError):
                     os.ftruncate(fd, 4096)
-                self.assertEqual(struct.unpack_from('=III', ring, 0), (0x676e6972, 1, size))
+                self.assertEqual(struct.unpack_from('=III', ring, 0), (0x676e6972, 2, size))
                 self.assertEqual(struct.unpack_from('=I', ring, RING_WAITING)[0], 1, 'the broker waits')
                 with self.assertRaises(dbus.DBusException) as cm:
                     broker.OpenRing(dbus.UInt32(65536))
