@@ -15,9 +15,10 @@
  * crossing, none below it, whatever the rate. A ring the timer finds
  * empty for EMBEDDED_RING_SLEEP_TICKS ticks in a row sleeps: it asks for
  * the doorbell at its next record and costs the ticks nothing, and the
- * timer stops once every ring sleeps; the doorbell wakes it. While nothing records the timer is off and a ring
- * asks for the doorbell at the next record (wake_bytes 0): an idle broker
- * sleeps. Delivery takes at most the poll interval plus a read.
+ * timer stops once every ring sleeps; the doorbell wakes it. While
+ * nothing records the timer is off and a ring asks for the doorbell at the
+ * next record (wake_bytes 0): an idle broker sleeps. Delivery takes at
+ * most the poll interval plus a read.
  *
  * Memory: rings are mappings, not descriptors (the memfd is closed once
  * handed out), sized by the client within [RING_DATA_MIN, RING_DATA_MAX]
@@ -85,20 +86,19 @@ void embedded_rings_update(struct provider *p) {
                 return;
         p->rings_polled = polled;
         p->n_rings_awake = 0;
+        /* Every ring awake; writers learn the new mark from the header, and
+         * what a ring already holds is read at the next tick or doorbell. */
         LIST_FOREACH(rings, s, p->rings) {
                 s->ring_sleeping = false;
                 s->ring_empty_ticks = 0;
                 if (polled)
                         p->n_rings_awake++;
+                (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
         }
         if (polled)
                 ring_timer_start(p);
         else
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
-        /* Writers learn the new mark from the header; what a ring already
-         * holds is read at the next tick or doorbell. */
-        LIST_FOREACH(rings, s, p->rings)
-                (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
 }
 
 struct ring_batch {
