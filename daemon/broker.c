@@ -685,10 +685,13 @@ static int withdraw_grant(struct broker *b, sd_bus_message *m, sd_bus_error *err
         if (r <= 0)
                 return r < 0 ? r : 1;
         ev = event_name_plausible(name) ? event_registry_find(&b->registry, name) : NULL;
-        if (!ev || session_withdraw(s, ev) < 0)
+        r = ev ? session_withdraw(s, ev) : -ENOENT;
+        if (r == -ENOENT)
                 return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
                                          "this connection holds no grant of an event called %.*s; pass a name "
                                          "Authorize granted on this same connection", (int) EVENT_NAME_MAX, name);
+        if (r < 0)
+                return broker_error_set_errnof(error, r, "cannot withdraw the grant of %s: %m", ev->def->name);
         return reply_with(b, s, m, small_reply, error, NULL);
 }
 

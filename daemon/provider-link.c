@@ -59,6 +59,14 @@ int provider_link_session_data_fd(struct provider_link *l, struct provider_sessi
         return l->ops->session_data_fd(s);
 }
 
+int provider_link_grant(struct provider_link *l, struct provider_session *s, struct provider_event *ev) {
+        return l->ops->session_grant ? l->ops->session_grant(l->provider, s, ev) : 0;
+}
+
+int provider_link_withdraw(struct provider_link *l, struct provider_session *s, struct provider_event *ev) {
+        return l->ops->session_withdraw ? l->ops->session_withdraw(l->provider, s, ev) : 0;
+}
+
 int provider_link_session_status_fd(struct provider_link *l, struct provider_session *s) {
         return l->ops->session_status_fd(s);
 }

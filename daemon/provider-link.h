@@ -45,6 +45,10 @@ void provider_link_session_close(struct provider_link *l, struct provider_sessio
 /* Borrowed: the caller dups what it sends. */
 int provider_link_session_data_fd(struct provider_link *l, struct provider_session *s);
 int provider_link_session_status_fd(struct provider_link *l, struct provider_session *s);
+/* provider_ops.session_grant / session_withdraw; 0 for a provider without
+ * them (the kernel has nothing to enforce). */
+int provider_link_grant(struct provider_link *l, struct provider_session *s, struct provider_event *ev);
+int provider_link_withdraw(struct provider_link *l, struct provider_session *s, struct provider_event *ev);
 
 /* Registers @ev (@pev to the provider) on the session: the index already
  * bound to it (reactivated if it was unregistered), else the next one.

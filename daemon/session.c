@@ -378,11 +378,15 @@ bool session_is_granted(const struct session *s, const struct broker_event *ev) 
 
 int session_grant(struct session *s, struct broker_event *ev) {
         struct broker_event **granted;
+        int r;
 
         granted = reallocarray(s->granted, s->n_granted + 1, sizeof(*granted));
         if (!granted)
                 return -ENOMEM;
         s->granted = granted;
+        r = provider_link_grant(s->registry->link, s->provider_session, ev->provider_event);
+        if (r < 0)
+                return r;
         s->granted[s->n_granted++] = ev;
         ev->n_registrations++;
         ev->n_bound_sessions++;
@@ -392,8 +396,13 @@ int session_grant(struct session *s, struct broker_event *ev) {
 
 int session_withdraw(struct session *s, struct broker_event *ev) {
         for (unsigned i = 0; i < s->n_granted; i++) {
+                int r;
+
                 if (s->granted[i] != ev)
                         continue;
+                r = provider_link_withdraw(s->registry->link, s->provider_session, ev->provider_event);
+                if (r < 0)
+                        return r;
                 s->granted[i] = s->granted[--s->n_granted];
                 ev->n_registrations--;
                 ev->n_bound_sessions--;

@@ -151,9 +151,11 @@ static inline unsigned session_n_events(const struct session *s) {
         return s->indexes.n_active + s->n_granted;
 }
 bool session_is_granted(const struct session *s, const struct broker_event *ev);
-/* Grants @ev (the caller checked quota and opened the provider session).
- * 0, or -ENOMEM with nothing changed. */
+/* Grants @ev (the caller checked quota and opened the provider session),
+ * in the kernel too where it enforces grants (provider_ops.session_grant).
+ * 0, or negative errno with nothing changed: -ENOMEM, or the provider's. */
 int session_grant(struct session *s, struct broker_event *ev);
-/* Drops the grant of @ev (the client's own registration failed); -ENOENT
- * when @ev is not granted on @s. */
+/* Drops the grant of @ev (the client's own registration failed), in the
+ * kernel too; -ENOENT when @ev is not granted on @s, the provider's error
+ * (the grant kept) otherwise. */
 int session_withdraw(struct session *s, struct broker_event *ev);

@@ -297,6 +297,29 @@ struct provider_ops {
                                   uint32_t write_index);
 
         /**
+         * session_grant() - let the client register @ev itself (Authorize)
+         *
+         * Optional (NULL: the kernel enforces nothing, the grant is the
+         * broker's bookkeeping only). Only for providers with
+         * self_registration. After it, session_data_fd() is the descriptor
+         * the client registers on.
+         * Return: 0, or negative errno with nothing granted: what the
+         * kernel's grant refused with (-EADDRINUSE the name exists with
+         * other fields, -EMFILE user_events_max, -EINVAL), -ENOMEM, or what
+         * deriving the client's granting handle failed with.
+         */
+        int (*session_grant)(struct provider *p, struct provider_session *s, struct provider_event *ev);
+        /**
+         * session_withdraw() - undo session_grant() of @ev
+         *
+         * Optional, as session_grant. What the client registered of @ev
+         * is cut off too (the kernel's rule: its write index fails, its
+         * enable bit is cleared).
+         * Return: 0, or negative errno with the grant kept (-ENOMEM).
+         */
+        int (*session_withdraw)(struct provider *p, struct provider_session *s, struct provider_event *ev);
+
+        /**
          * record() - a stream of records of @events for a consumer
          * @events: n_events (at least 1) events of this provider; the array
          *          is read during the call only

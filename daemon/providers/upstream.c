@@ -22,6 +22,16 @@
  * broker): an event exists in the kernel from its first registration until
  * its last reference goes, which includes the copies of data files the
  * clients hold. event_add therefore touches nothing in the kernel.
+ *
+ * Restricted handles (kernel/upstream-6.12/, a patch not upstream yet):
+ * when the kernel has DIAG_IOCGHANDLE, the client never gets the data file
+ * itself. A session that Registers gets a write-only handle of it (it
+ * writes the indexes the broker registered on the file, later ones too, and
+ * every ioctl is EPERM); a session that registers itself (Authorize) gets a
+ * granting handle, on which the kernel lets it register exactly the
+ * definitions the broker granted (DIAG_IOCSGRANT) and withdraws them with
+ * the grant (DIAG_IOCSREVOKE). On a stock kernel the client gets a copy of
+ * the data file, and Authorize is the broker's word only.
  */
 
 #include <errno.h>
@@ -68,7 +78,12 @@ struct provider_event {
 
 struct provider_session {
         struct provider *provider;
-        int data_fd;            /* user_events_data; the client gets copies */
+        int data_fd;            /* user_events_data, ours: we register on it */
+        /* With restricted handles: what the client gets instead of
+         * data_fd, a write-only handle of it or, once the session is
+         * granted something, a granting handle. -EBADF on stock kernels. */
+        int handle_fd;
+        bool granting;
         int page_ro_fd;         /* read-only descriptor handed to the client */
         uint8_t *page;          /* read-write, ours: the kernel's enable bits land here */
         /* The broker's table (write-indexes.h), the same numbers as the
@@ -84,6 +99,7 @@ struct provider {
         char *status_path;      /* tracefs/user_events_status */
         char *data_path;        /* tracefs/user_events_data */
         int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
+        bool handles;           /* the kernel has restricted handles (DIAG_IOCGHANDLE) */
         void *by_name;          /* tsearch() tree of struct provider_event */
         LIST_HEAD(struct provider_session, sessions);
         struct tracefs_recordings recordings;
@@ -105,6 +121,19 @@ static int compare_by_name(const void *a, const void *b) {
 /* For tdestroy(): the tree's nodes go, the events are the broker's to
  * remove (it removes them all before freeing the provider). */
 static void event_forget(void *ev) {
+}
+
+/* A restricted handle of @data_fd (DIAG_IOCGHANDLE): write-only, or
+ * @granting. Returns it, or -ENOTTY on a kernel without them. */
+static int handle_derive(int data_fd, bool granting) {
+        struct upstream_user_handle h = {
+                .size = sizeof(h),
+                .flags = granting ? UPSTREAM_USER_HANDLE_GRANTING : 0,
+        };
+        int fd;
+
+        fd = ioctl(data_fd, UPSTREAM_DIAG_IOCGHANDLE, &h);
+        return fd < 0 ? -errno : fd;
 }
 
 static int probe_tracefs(const struct provider_settings *settings, char **ret_tracefs, char **ret_reason) {
@@ -196,7 +225,17 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
         if (r < 0)
                 return r;
 
-        log_info("Upstream provider: user_events in %s.", p->tracefs);
+        r = handle_derive(p->control_fd, false);
+        if (r >= 0) {
+                p->handles = true;
+                safe_close(r);
+        } else if (r != -ENOTTY)
+                log_warning_errno(r, "Cannot tell whether the kernel has restricted user_events handles, "
+                                     "giving clients the data file: %m");
+
+        log_info("Upstream provider: user_events in %s, %s.", p->tracefs,
+                 p->handles ? "clients get restricted handles (DIAG_IOCGHANDLE)" :
+                              "clients get the data file (this kernel has no restricted handles)");
         *ret = TAKE_PTR(p);
         return 0;
 }
@@ -402,7 +441,8 @@ static void upstream_session_free(struct provider *p, struct provider_session *s
         LIST_REMOVE(sessions, p->sessions, s);
 
         /* The events stay in the kernel while the client keeps its copy of
-         * the data file open. */
+         * the data file (or its handle) open. */
+        safe_close(s->handle_fd);
         safe_close(s->data_fd);
         safe_close(s->page_ro_fd);
         free(s->bus_name);
@@ -426,7 +466,7 @@ static int upstream_session_new(struct provider *p, const struct provider_peer *
                 return -ENOMEM;
         s->provider = p;
         s->indexes = indexes;
-        s->data_fd = s->page_ro_fd = -EBADF;
+        s->data_fd = s->handle_fd = s->page_ro_fd = -EBADF;
         s->bus_name = strdup(peer->bus_name ?: "?");
         if (!s->bus_name)
                 return -ENOMEM;
@@ -436,6 +476,12 @@ static int upstream_session_new(struct provider *p, const struct provider_peer *
         s->data_fd = open(p->data_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (s->data_fd < 0)
                 return log_error_errno(errno, "Cannot open %s for %s: %m", p->data_path, s->bus_name);
+        if (p->handles) {
+                s->handle_fd = handle_derive(s->data_fd, false);
+                if (s->handle_fd < 0)
+                        return log_error_errno(s->handle_fd, "Cannot derive a write-only handle for %s: %m",
+                                               s->bus_name);
+        }
 
         page_fd = memfd_new_sized("uebroker-status", STATUS_PAGE_SIZE);
         if (page_fd < 0)
@@ -466,7 +512,7 @@ static int upstream_session_new(struct provider *p, const struct provider_peer *
 }
 
 static int upstream_session_data_fd(struct provider_session *s) {
-        return s->data_fd;
+        return s->handle_fd >= 0 ? s->handle_fd : s->data_fd;
 }
 
 static int upstream_session_status_fd(struct provider_session *s) {
@@ -536,6 +582,50 @@ static int upstream_session_unregister(struct provider *p, struct provider_sessi
         return 0;
 }
 
+static int grant_request(struct provider_session *s, unsigned long request, struct provider_event *ev) {
+        struct upstream_user_grant g = {
+                .size = sizeof(g),
+                .handle_fd = s->handle_fd,
+                .name_args = (uint64_t) (uintptr_t) ev->reg_string,
+        };
+
+        return ioctl(s->data_fd, request, &g) < 0 ? -errno : 0;
+}
+
+static int upstream_session_grant(struct provider *p, struct provider_session *s, struct provider_event *ev) {
+        int r;
+
+        if (!p->handles)
+                return 0;       /* the client holds the data file: nothing to enforce */
+        if (!s->granting) {
+                /* The session registers itself from now on (the broker
+                 * refuses Register on it): its handle becomes a granting
+                 * one. No copy of the write-only one was handed out. */
+                r = handle_derive(s->data_fd, true);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot derive a granting handle for %s: %m", s->bus_name);
+                safe_close(s->handle_fd);
+                s->handle_fd = r;
+                s->granting = true;
+        }
+        /* EADDRINUSE: the kernel has the name with other fields; EMFILE:
+         * user_events_max; the grant creates the event if needed. */
+        return grant_request(s, UPSTREAM_DIAG_IOCSGRANT, ev);
+}
+
+static int upstream_session_withdraw(struct provider *p, struct provider_session *s, struct provider_event *ev) {
+        int r;
+
+        if (!p->handles)
+                return 0;
+        r = grant_request(s, UPSTREAM_DIAG_IOCSREVOKE, ev);
+        /* ENOENT: the kernel has no such grant; the broker's is dropped
+         * all the same. */
+        if (r < 0 && r != -ENOENT)
+                return log_error_errno(r, "Cannot withdraw %s from %s: %m", ev->def->name, s->bus_name);
+        return 0;
+}
+
 static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
                          const char *const *patterns, size_t n_patterns,
                          const struct provider_stream_owner *owner) {
@@ -567,7 +657,8 @@ static int upstream_record_matching(struct provider *p, struct provider_event *c
 
 const struct provider_ops upstream_provider_ops = {
         .name = "upstream",
-        .fds_per_session = 2,   /* the data file and the read-only page descriptor (plus one mapping) */
+        .fds_per_session = 3,   /* the data file, its restricted handle (patched kernels) and the read-only
+                                 * page descriptor (plus one mapping) */
         .max_record_streams = TRACEFS_RECORDINGS_MAX,
         .self_registration = true,
         .probe = upstream_probe,
@@ -582,6 +673,8 @@ const struct provider_ops upstream_provider_ops = {
         .session_status_fd = upstream_session_status_fd,
         .session_register = upstream_session_register,
         .session_unregister = upstream_session_unregister,
+        .session_grant = upstream_session_grant,
+        .session_withdraw = upstream_session_withdraw,
         .record = upstream_record,
         .record_matching = upstream_record_matching,
 };

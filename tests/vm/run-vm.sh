@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# run-vm.sh [--kernel=upstream|v1] [--scenario=FILE] [--guest-bin=FILE...]
+# run-vm.sh [--kernel=upstream|patched|v1] [--scenario=FILE] [--guest-bin=FILE...]
 #           BUILD_DIR [SOURCE_ROOT]
 #
 # The vm test tier: boots QEMU (TCG) on a test kernel with an initramfs
@@ -10,6 +10,8 @@
 # scenario prints on the console.
 #   --kernel=upstream  (default) Linux 6.12 with upstream user_events
 #                      (tests/vm/build-kernel.sh, cached; built when missing)
+#   --kernel=patched   the same with the series of kernel/upstream-6.12/
+#                      (restricted handles; build-kernel.sh --patched)
 #   --kernel=v1        Linux 6.1 with the project's kernel provider
 #                      (kernel/build-test-kernel.sh, into BUILD_DIR/kernel-v1)
 #   --scenario=FILE    the guest's scenario (default tests/vm/scenario.sh)
@@ -33,7 +35,7 @@ guest_bins=()
 skip_reason=
 while [ $# -gt 0 ]; do
         case "$1" in
-        --kernel=upstream|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
+        --kernel=upstream|--kernel=patched|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
         --scenario=*) scenario="${1#--scenario=}" ;;
         --guest-bin=*) guest_bins+=("${1#--guest-bin=}") ;;
         --skip=*) skip_reason="${1#--skip=}" ;;
@@ -77,7 +79,9 @@ elif [ "$kernel_kind" = v1 ]; then
         kernel="$build/kernel-v1/bzImage"
 else
         set +e
-        kernel="$("$here/build-kernel.sh")"
+        build_args=()
+        [ "$kernel_kind" = patched ] && build_args=(--patched)
+        kernel="$("$here/build-kernel.sh" ${build_args[@]+"${build_args[@]}"})"
         r=$?
         set -e
         [ $r = 77 ] && skip "cannot build the test kernel (see above: its source or a build tool is missing)"
@@ -95,7 +99,7 @@ set +e
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot \
         -nic none -monitor none -serial stdio \
         -kernel "$kernel" -initrd "$work/initrd.gz" \
-        -append 'console=ttyS0 panic=-1 quiet' < /dev/null > "$console" 2>&1
+        -append "console=ttyS0 panic=-1 quiet uebroker.kernel=$kernel_kind" < /dev/null > "$console" 2>&1
 qrc=$?
 set -e
 t_boot=$(date +%s)

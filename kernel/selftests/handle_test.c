@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Restricted user_events handles on Linux 6.12 with the series of
+ * kernel/upstream-6.12/ (DIAG_IOCGHANDLE, DIAG_IOCSGRANT, DIAG_IOCSREVOKE):
+ * a write-only handle shares its file's write indexes and refuses every
+ * ioctl; a granting handle lets its holder register what it was granted,
+ * into its own memory, and nothing else; withdrawing a grant makes the
+ * holder's write index EPERM and clears its enable bit for good. Then a
+ * hostile holder tries every ioctl number and write index on both kinds.
+ *
+ *   handle_test            on the patched kernel
+ *   handle_test --stock    on a stock kernel: the three requests are ENOTTY,
+ *                          which is how a program tells the kernels apart
+ *
+ * TAP on stdout, one line per check, the plan at the end; exit 0 when every
+ * check passed. Built against the patched <linux/user_events.h>.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/user_events.h>
+
+#define TRACEFS "/sys/kernel/tracing"
+#define DATA_FILE TRACEFS "/user_events_data"
+#define EVENTS_DIR TRACEFS "/events/user_events"
+#define MULTI_DIR TRACEFS "/events/user_events_multi"
+
+static int n_checks, n_failed;
+
+static bool check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_checks++;
+	if (!ok)
+		n_failed++;
+	printf("%s %d - ", ok ? "ok" : "not ok", n_checks);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return ok;
+}
+
+static const char *errname(long r)
+{
+	return r < 0 ? strerror((int)-r) : "success";
+}
+
+#define EXPECT(expr, want, text)                                              \
+	do {                                                                  \
+		long _r = (long)(expr);                                       \
+		check(_r == (long)(want), "%s (want %ld, got %ld: %s)", text, \
+		      (long)(want), _r, errname(_r));                         \
+	} while (0)
+
+static long ioctl_err(int fd, unsigned long cmd, void *arg)
+{
+	long r = ioctl(fd, cmd, arg);
+
+	return r < 0 ? -errno : r;
+}
+
+static int open_data(void)
+{
+	int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("Bail out! cannot open %s: %s\n", DATA_FILE, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* Enable words, one per registration: the kernel writes its bits here. */
+static uint32_t words[64];
+
+static long reg_flags(int fd, const char *def, int word, uint16_t flags,
+		      uint32_t *write_index)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = 0,
+		.enable_size = 4,
+		.flags = flags,
+		.enable_addr = (uintptr_t)&words[word],
+		.name_args = (uintptr_t)def,
+	};
+	long r = ioctl_err(fd, DIAG_IOCSREG, &reg);
+
+	if (r == 0 && write_index)
+		*write_index = reg.write_index;
+	return r;
+}
+
+static long reg(int fd, const char *def, int word, uint32_t *write_index)
+{
+	return reg_flags(fd, def, word, 0, write_index);
+}
+
+static long unreg(int fd, int word)
+{
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = 0,
+		.disable_addr = (uintptr_t)&words[word],
+	};
+
+	return ioctl_err(fd, DIAG_IOCSUNREG, &unreg);
+}
+
+static long derive(int fd, uint32_t flags)
+{
+	struct user_handle h = { .size = sizeof(h), .flags = flags };
+
+	return ioctl_err(fd, DIAG_IOCGHANDLE, &h);
+}
+
+static long grant_req(int fd, unsigned long cmd, int handle_fd,
+		      const char *def, uint16_t flags)
+{
+	struct user_grant g = {
+		.size = sizeof(g),
+		.handle_fd = handle_fd,
+		.flags = flags,
+		.name_args = (uintptr_t)def,
+	};
+
+	return ioctl_err(fd, cmd, &g);
+}
+
+static long grant_def(int fd, int handle_fd, const char *def)
+{
+	return grant_req(fd, DIAG_IOCSGRANT, handle_fd, def, 0);
+}
+
+static long revoke_grant(int fd, int handle_fd, const char *def)
+{
+	return grant_req(fd, DIAG_IOCSREVOKE, handle_fd, def, 0);
+}
+
+static long write_event(int fd, int32_t index, uint32_t value)
+{
+	struct iovec io[2] = {
+		{ &index, sizeof(index) },
+		{ &value, sizeof(value) },
+	};
+	ssize_t r = writev(fd, io, 2);
+
+	return r < 0 ? -errno : r;
+}
+
+static int file_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static bool event_exists(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), EVENTS_DIR "/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+/* Non-persistent events go asynchronously once unused: wait a little. */
+static bool event_gone(const char *name)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!event_exists(name))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* A multi-format event: "NAME.<id>" in the multi system */
+static bool multi_exists(const char *name)
+{
+	size_t len = strlen(name);
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir(MULTI_DIR);
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = !strncmp(de->d_name, name, len) && de->d_name[len] == '.';
+	closedir(d);
+	return found;
+}
+
+static int enable(const char *name, bool on)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), EVENTS_DIR "/%s/enable", name);
+	return file_write(path, on ? "1" : "0");
+}
+
+static void trace_clear(void)
+{
+	int fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* "NAME: TEXT" in the trace */
+static bool trace_has(const char *name, const char *text)
+{
+	char needle[256], buf[1 << 16];
+	ssize_t n, len = 0;
+	int fd = open(TRACEFS "/trace", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	snprintf(needle, sizeof(needle), "%s: %s", name, text);
+	return strstr(buf, needle) != NULL;
+}
+
+static const char *fd_link(int fd, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, buf, size - 1);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+static void stock(void)
+{
+	int fd = open_data();
+
+	EXPECT(derive(fd, 0), -ENOTTY, "stock kernel: DIAG_IOCGHANDLE is ENOTTY");
+	EXPECT(derive(fd, USER_HANDLE_GRANTING), -ENOTTY,
+	       "stock kernel: DIAG_IOCGHANDLE (granting) is ENOTTY");
+	EXPECT(grant_def(fd, fd, "h_stock u32 a"), -ENOTTY, "stock kernel: DIAG_IOCSGRANT is ENOTTY");
+	EXPECT(revoke_grant(fd, fd, "h_stock u32 a"), -ENOTTY, "stock kernel: DIAG_IOCSREVOKE is ENOTTY");
+	check(!event_exists("h_stock"), "stock kernel: and nothing was registered");
+	close(fd);
+}
+
+static void derive_rules(void)
+{
+	struct {
+		struct user_handle h;
+		uint8_t tail[8];
+	} big = { { .size = sizeof(big), .flags = 0 }, { 1 } };
+	struct user_handle h = { .size = 4 };
+	int fd = open_data();
+
+	EXPECT(derive(fd, 1u << 5), -EINVAL, "DIAG_IOCGHANDLE with an unknown flag: EINVAL");
+	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, &h), -EINVAL, "DIAG_IOCGHANDLE with size 4: EINVAL");
+	h.size = 8192;
+	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, &h), -E2BIG, "DIAG_IOCGHANDLE with size above a page: E2BIG");
+	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, &big), -E2BIG,
+	       "DIAG_IOCGHANDLE with a larger struct, non-zero beyond: E2BIG");
+	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, (void *)8), -EFAULT, "DIAG_IOCGHANDLE with a bad pointer: EFAULT");
+	close(fd);
+}
+
+static void write_only(void)
+{
+	int fd = open_data(), wo, other;
+	uint32_t w1 = 0, w2 = 0;
+	char link[256];
+	long r;
+
+	EXPECT(reg(fd, "h_wo_one u32 a", 0, &w1), 0, "register h_wo_one on a plain file");
+	wo = derive(fd, 0);
+	if (!check(wo >= 0, "DIAG_IOCGHANDLE returns a write-only handle (%d: %s)", wo, errname(wo)))
+		return;
+	check((fcntl(wo, F_GETFL) & O_ACCMODE) == O_WRONLY, "the handle is O_WRONLY");
+	check(fcntl(wo, F_GETFD) & FD_CLOEXEC, "the handle is close-on-exec");
+	check(!strcmp(fd_link(wo, link, sizeof(link)), DATA_FILE),
+	      "the handle is another open file of user_events_data (%s)", link);
+	EXPECT(reg(fd, "h_wo_two u32 b", 1, &w2), 0, "register h_wo_two on the file after the handle was made");
+
+	EXPECT(write_event(wo, w1, 1), -EBADF, "a write while nobody listens: EBADF, as upstream");
+	enable("h_wo_one", true);
+	enable("h_wo_two", true);
+	check(words[0] == 1 && words[1] == 1, "the file's enable bits are set (%u %u)", words[0], words[1]);
+	trace_clear();
+	EXPECT(write_event(wo, w1, 11), 8, "write h_wo_one through the handle");
+	EXPECT(write_event(wo, w2, 22), 8, "write h_wo_two (registered later) through the handle");
+	check(trace_has("h_wo_one", "a=11") && trace_has("h_wo_two", "b=22"), "both records are in the trace");
+	EXPECT(write_event(wo, w2 + 1, 1), -ENOENT, "an index the file has not registered: ENOENT");
+	EXPECT(write_event(wo, -1, 1), -EINVAL, "a negative index: EINVAL");
+	{
+		int32_t idx = w1;
+		uint16_t half = 1;
+		struct iovec io[2] = { { &idx, 4 }, { &half, 2 } };
+
+		r = writev(wo, io, 2);
+		EXPECT(r < 0 ? -errno : r, -EINVAL, "a short payload: EINVAL");
+	}
+	{
+		char c;
+
+		r = read(wo, &c, 1);
+		EXPECT(r < 0 ? -errno : r, -EBADF, "read() on the write-only handle: EBADF");
+	}
+
+	EXPECT(reg(wo, "h_wo_three u32 c", 2, NULL), -EPERM, "DIAG_IOCSREG on the handle: EPERM");
+	check(!event_exists("h_wo_three"), "and nothing was registered");
+	EXPECT(ioctl_err(wo, DIAG_IOCSDEL, "h_wo_one"), -EPERM, "DIAG_IOCSDEL on the handle: EPERM");
+	check(event_exists("h_wo_one"), "and the event is still there");
+	EXPECT(unreg(wo, 0), -EPERM, "DIAG_IOCSUNREG on the handle: EPERM");
+	check(words[0] == 1, "and the file's enable bit still follows the event");
+	EXPECT(derive(wo, 0), -EPERM, "DIAG_IOCGHANDLE on the handle: EPERM");
+	EXPECT(grant_def(wo, wo, "h_wo_one u32 a"), -EPERM, "DIAG_IOCSGRANT on the handle: EPERM");
+	EXPECT(revoke_grant(wo, wo, "h_wo_one u32 a"), -EPERM, "DIAG_IOCSREVOKE on the handle: EPERM");
+	EXPECT(ioctl_err(wo, TCGETS, NULL), -ENOTTY, "another ioctl on the handle: ENOTTY");
+
+	/* The handle's registrations are the file's: they keep the events. */
+	close(fd);
+	trace_clear();
+	EXPECT(write_event(wo, w1, 33), 8, "the handle still writes once the file it came from is closed");
+	check(trace_has("h_wo_one", "a=33"), "and the record is in the trace");
+	other = open_data();
+	EXPECT(ioctl_err(other, DIAG_IOCSDEL, "h_wo_one"), -EBUSY,
+	       "DIAG_IOCSDEL of its event on another file while the handle is open: EBUSY");
+	enable("h_wo_one", false);
+	enable("h_wo_two", false);
+	/* enablers are the process's: unregistered through any file */
+	unreg(other, 0);
+	unreg(other, 1);
+	close(wo);
+	check(event_gone("h_wo_one") && event_gone("h_wo_two"),
+	      "both events go once the file and the handle are closed");
+	close(other);
+}
+
+static void granting(void)
+{
+	int fd = open_data(), g, wo, other, devnull;
+	uint32_t wg = 0, wg2 = 0, wm = 0, w_plain = 0, again = 0;
+	long r;
+
+	g = derive(fd, USER_HANDLE_GRANTING);
+	if (!check(g >= 0, "DIAG_IOCGHANDLE (USER_HANDLE_GRANTING) returns a handle (%d: %s)", g, errname(g)))
+		return;
+	check((fcntl(g, F_GETFL) & O_ACCMODE) == O_WRONLY && (fcntl(g, F_GETFD) & FD_CLOEXEC),
+	      "the granting handle is O_WRONLY and close-on-exec");
+
+	EXPECT(reg(g, "h_g_one u32 a", 10, NULL), -EPERM, "DIAG_IOCSREG of a definition not granted: EPERM");
+	check(!event_exists("h_g_one"), "and no event was created");
+
+	/* The grant's own rules */
+	other = open_data();
+	wo = derive(fd, 0);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	EXPECT(grant_def(other, g, "h_g_one u32 a"), -EINVAL,
+	       "DIAG_IOCSGRANT on a file the handle was not derived from: EINVAL");
+	EXPECT(grant_def(fd, wo, "h_g_one u32 a"), -EINVAL, "DIAG_IOCSGRANT naming a write-only handle: EINVAL");
+	EXPECT(grant_def(fd, fd, "h_g_one u32 a"), -EINVAL, "DIAG_IOCSGRANT naming a plain data file: EINVAL");
+	EXPECT(grant_def(fd, devnull, "h_g_one u32 a"), -EINVAL, "DIAG_IOCSGRANT naming /dev/null: EINVAL");
+	EXPECT(grant_def(fd, 9999, "h_g_one u32 a"), -EBADF, "DIAG_IOCSGRANT naming a closed descriptor: EBADF");
+	EXPECT(grant_req(fd, DIAG_IOCSGRANT, g, "h_g_one u32 a", USER_EVENT_REG_PERSIST), -EINVAL,
+	       "DIAG_IOCSGRANT of a persistent event: EINVAL");
+	EXPECT(grant_req(fd, DIAG_IOCSGRANT, g, "h_g_one u32 a", 1u << 9), -EINVAL,
+	       "DIAG_IOCSGRANT with an unknown flag: EINVAL");
+	{
+		struct user_grant bad = { .size = sizeof(bad), .handle_fd = g, .__reserved = 1,
+					  .name_args = (uintptr_t)"h_g_one u32 a" };
+
+		EXPECT(ioctl_err(fd, DIAG_IOCSGRANT, &bad), -EINVAL, "DIAG_IOCSGRANT with a reserved field set: EINVAL");
+		bad.__reserved = 0;
+		bad.size = 12;
+		EXPECT(ioctl_err(fd, DIAG_IOCSGRANT, &bad), -EINVAL, "DIAG_IOCSGRANT with size 12: EINVAL");
+	}
+	EXPECT(grant_def(fd, g, "h_g_bad u32"), -EINVAL, "DIAG_IOCSGRANT of an invalid definition: EINVAL");
+	check(!event_exists("h_g_one"), "none of those created the event");
+	close(devnull);
+	close(wo);
+
+	EXPECT(grant_def(fd, g, "h_g_one u32 a"), 0, "DIAG_IOCSGRANT h_g_one to the handle");
+	check(event_exists("h_g_one"), "the granted event exists");
+	EXPECT(grant_def(fd, g, "h_g_one u32 a"), 0, "granting it again is no error");
+	EXPECT(reg(fd, "h_g_taken u64 x", 11, &w_plain), 0, "register h_g_taken on the plain file");
+	EXPECT(grant_def(fd, g, "h_g_taken u32 x"), -EADDRINUSE,
+	       "DIAG_IOCSGRANT of a name that exists with other fields: EADDRINUSE");
+
+	EXPECT(reg(g, "h_g_one u32 a", 10, &wg), 0, "the holder's own DIAG_IOCSREG of the granted definition");
+	check(wg == 0, "its write index is the handle's own: 0 (%u)", wg);
+	EXPECT(reg(g, "h_g_one u64 a", 12, NULL), -EPERM, "the same name with other fields: EPERM");
+	EXPECT(reg(g, "h_g_other u32 a", 12, NULL), -EPERM, "another name: EPERM");
+	check(!event_exists("h_g_other"), "and no event was created");
+	EXPECT(reg(g, "h_g_taken u64 x", 12, NULL), -EPERM,
+	       "an event that exists but was not granted to the handle: EPERM");
+	EXPECT(reg_flags(g, "h_g_one u32 a", 12, USER_EVENT_REG_PERSIST, NULL), -EPERM,
+	       "the granted definition with USER_EVENT_REG_PERSIST: EPERM");
+	EXPECT(reg_flags(g, "h_g_one u32 a", 12, USER_EVENT_REG_MULTI_FORMAT, NULL), -EPERM,
+	       "the granted definition with USER_EVENT_REG_MULTI_FORMAT (granted without): EPERM");
+	EXPECT(reg(g, "h_g_one:BPF u32 a", 12, NULL), -EINVAL, "a definition with text flags: EINVAL");
+	EXPECT(reg(g, "h_g_one u32 a", 10, NULL), -EADDRINUSE,
+	       "the same enable address and bit again: EADDRINUSE, as upstream");
+
+	/* Enabled by ftrace: the holder's own word follows */
+	enable("h_g_one", true);
+	check(words[10] == 1, "ftrace enables it: the holder's enable bit is set (%u)", words[10]);
+	trace_clear();
+	EXPECT(write_event(g, wg, 42), 8, "write h_g_one through the granting handle");
+	check(trace_has("h_g_one", "a=42"), "and the record is in the trace");
+	EXPECT(write_event(fd, wg + 5, 1), -ENOENT, "the plain file does not have the handle's indexes");
+
+	/* Granted later: a definition granted after the holder's first one */
+	EXPECT(grant_def(fd, g, "h_g_two u32 b"), 0, "DIAG_IOCSGRANT h_g_two later");
+	EXPECT(reg(g, "h_g_two u32 b", 13, &wg2), 0, "the holder registers h_g_two");
+	check(wg2 == wg + 1, "with the next index of the handle (%u)", wg2);
+
+	/* Multi-format grants */
+	EXPECT(grant_req(fd, DIAG_IOCSGRANT, g, "h_g_multi u32 a", USER_EVENT_REG_MULTI_FORMAT), 0,
+	       "DIAG_IOCSGRANT of a multi-format definition");
+	EXPECT(reg(g, "h_g_multi u32 a", 14, NULL), -EPERM,
+	       "registering it without USER_EVENT_REG_MULTI_FORMAT: EPERM");
+	EXPECT(reg_flags(g, "h_g_multi u64 a", 14, USER_EVENT_REG_MULTI_FORMAT, NULL), -EPERM,
+	       "another format of the same name: EPERM (a grant is one format)");
+	EXPECT(reg_flags(g, "h_g_multi u32 a", 14, USER_EVENT_REG_MULTI_FORMAT, &wm), 0,
+	       "registering it with USER_EVENT_REG_MULTI_FORMAT");
+	check(multi_exists("h_g_multi"), "the multi-format event exists (in " MULTI_DIR ")");
+
+	/* The holder's own requests */
+	EXPECT(ioctl_err(g, DIAG_IOCSDEL, "h_g_taken"), -EPERM, "DIAG_IOCSDEL on the granting handle: EPERM");
+	check(event_exists("h_g_taken"), "and the event is still there");
+	EXPECT(derive(g, USER_HANDLE_GRANTING), -EPERM, "DIAG_IOCGHANDLE on the granting handle: EPERM");
+	EXPECT(grant_def(g, g, "h_g_other u32 a"), -EPERM, "the holder granting itself (DIAG_IOCSGRANT on it): EPERM");
+	EXPECT(revoke_grant(g, g, "h_g_one u32 a"), -EPERM, "DIAG_IOCSREVOKE on the granting handle: EPERM");
+	EXPECT(unreg(g, 13), 0, "DIAG_IOCSUNREG of the holder's own enabler: 0, as upstream");
+	EXPECT(unreg(g, 13), -ENOENT, "DIAG_IOCSUNREG of it again: ENOENT, as upstream");
+
+	/* Withdrawing: a forked child shares the enabler and sees it cleared */
+	{
+		int to_child[2], to_parent[2];
+		pid_t pid;
+		char c = 0;
+
+		if (pipe(to_child) || pipe(to_parent))
+			return;
+		pid = fork();
+		if (pid == 0) {
+			/* inherited enabler: the bit is set in our copy too */
+			char ok = words[10] == 1 ? '1' : '0';
+
+			if (write(to_parent[1], &ok, 1) != 1 || read(to_child[0], &c, 1) != 1)
+				_exit(2);
+			_exit(words[10] == 0 ? 0 : 1);
+		}
+		if (read(to_parent[0], &c, 1) == 1)
+			check(c == '1', "a forked child sees the enable bit in its copy");
+		EXPECT(revoke_grant(fd, g, "h_g_one u32 a"), 0, "DIAG_IOCSREVOKE h_g_one");
+		check(words[10] == 0, "the holder's enable bit is cleared (%u)", words[10]);
+		if (write(to_child[1], "x", 1) == 1) {
+			int status = 0;
+
+			waitpid(pid, &status, 0);
+			check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "and the child's copy too (exit %d)", WEXITSTATUS(status));
+		}
+	}
+	EXPECT(write_event(g, wg, 43), -EPERM, "a write to the withdrawn index: EPERM");
+	enable("h_g_one", false);
+	enable("h_g_one", true);
+	check(words[10] == 0, "ftrace enabling it again does not set the bit");
+	EXPECT(unreg(g, 10), -ENOENT, "the withdrawn enabler is gone: DIAG_IOCSUNREG is ENOENT");
+	EXPECT(reg(g, "h_g_one u32 a", 15, NULL), -EPERM, "registering the withdrawn definition: EPERM");
+	EXPECT(revoke_grant(fd, g, "h_g_one u32 a"), -ENOENT, "withdrawing it again: ENOENT");
+	EXPECT(revoke_grant(fd, g, "h_g_nothing u32 a"), -ENOENT, "withdrawing what was never granted: ENOENT");
+	EXPECT(write_event(g, wg2, 7), -EBADF,
+	       "the other grant's index still reaches its event (EBADF: nobody listens)");
+
+	/* Granted again: a new index, the old one stays withdrawn */
+	EXPECT(grant_def(fd, g, "h_g_one u32 a"), 0, "DIAG_IOCSGRANT h_g_one again");
+	{
+		EXPECT(reg(g, "h_g_one u32 a", 10, &again), 0, "the holder registers it again");
+		check(again != wg, "with a new write index (%u, was %u)", again, wg);
+		check(words[10] == 1, "its enable bit follows ftrace again (%u)", words[10]);
+		trace_clear();
+		EXPECT(write_event(g, again, 44), 8, "a write to the new index");
+		check(trace_has("h_g_one", "a=44"), "and the record is in the trace");
+		EXPECT(write_event(g, wg, 45), -EPERM, "the old index stays withdrawn: EPERM");
+		unreg(g, 10);
+	}
+	enable("h_g_one", false);
+
+	/* The hostile holder: every ioctl number and many write indexes */
+	{
+		static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE };
+		int unexpected = 0, refused = 0;
+		uint8_t junk[64];
+
+		memset(junk, 0, sizeof(junk));
+		for (unsigned int d = 0; d < 4; d++) {
+			for (unsigned int nr = 0; nr < 256; nr++) {
+				unsigned long cmd = _IOC(dirs[d], DIAG_IOC_MAGIC, nr, sizeof(void *));
+				int kinds[2] = { g, -1 };
+
+				kinds[1] = derive(fd, 0);
+				for (int k = 0; k < 2; k++) {
+					bool known = cmd == DIAG_IOCSREG || cmd == DIAG_IOCSDEL || cmd == DIAG_IOCSUNREG ||
+						     cmd == DIAG_IOCGHANDLE || cmd == DIAG_IOCSGRANT ||
+						     cmd == DIAG_IOCSREVOKE;
+					long want = known ? -EPERM : -ENOTTY;
+
+					/* on the granting handle the two that work are tested above */
+					if (k == 0 && (cmd == DIAG_IOCSREG || cmd == DIAG_IOCSUNREG))
+						continue;
+					r = ioctl_err(kinds[k], cmd, junk);
+					if (r != want)
+						unexpected++;
+					else if (r == -EPERM)
+						refused++;
+				}
+				close(kinds[1]);
+			}
+		}
+		check(unexpected == 0 && refused == 4 + 6,
+		      "every ioctl number of the interface on both handles: EPERM for the known ones, ENOTTY for the rest (%d unexpected, %d refused)",
+		      unexpected, refused);
+		unexpected = 0;
+		for (int32_t idx = -3; idx < 4096; idx++) {
+			r = write_event(g, idx, 1);
+			if (idx < 0 ? r != -EINVAL :
+			    idx == (int32_t)wg ? r != -EPERM :
+			    idx == (int32_t)wg2 || idx == (int32_t)wm || idx == (int32_t)again ? r != -EBADF :
+			    r != -ENOENT)
+				unexpected++;
+		}
+		EXPECT(write_event(g, INT32_MAX, 1), -ENOENT, "write index INT32_MAX on the granting handle: ENOENT");
+		check(unexpected == 0, "write indexes -3..4095 on the granting handle: only its own reach an event (%d unexpected)",
+		      unexpected);
+		wo = derive(fd, 0);
+		unexpected = 0;
+		for (int32_t idx = -3; idx < 4096; idx++) {
+			r = write_event(wo, idx, 1);
+			if (idx < 0 ? r != -EINVAL : idx == (int32_t)w_plain ? r != -EBADF : r != -ENOENT)
+				unexpected++;
+		}
+		check(unexpected == 0, "write indexes -3..4095 on a write-only handle: only the file's reach an event (%d unexpected)",
+		      unexpected);
+		close(wo);
+	}
+
+	/* Closing: the grants' events go once nothing holds them (our
+	 * enablers hold them too: the process's, not the file's) */
+	unreg(other, 11);
+	unreg(other, 14);
+	close(g);
+	close(fd);
+	close(other);
+	check(event_gone("h_g_one") && event_gone("h_g_two") && event_gone("h_g_taken"),
+	      "the granted events go once the handle and the file are closed");
+	for (int i = 0; i < 100 && multi_exists("h_g_multi"); i++)
+		usleep(20000);
+	check(!multi_exists("h_g_multi"), "the multi-format one too");
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "--stock")) {
+		stock();
+	} else {
+		derive_rules();
+		write_only();
+		granting();
+	}
+	printf("1..%d\n", n_checks);
+	return n_failed ? 1 : 0;
+}
