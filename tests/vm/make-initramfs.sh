@@ -75,6 +75,7 @@ copy_bin "$build/daemon/uebrokerd" /usr/sbin/uebrokerd
 copy_bin "$build/tools/uebctl" /usr/bin/uebctl
 copy_bin "$build/tests/vm/vm-client" /usr/bin/vm-client
 copy_bin "$build/tests/vm/vm-perf" /usr/bin/vm-perf
+copy_bin "$build/tests/vm/vm-grant" /usr/bin/vm-grant
 for bin in "$@"; do
         copy_bin "$bin" "/usr/libexec/uebroker-vm/$(basename "$bin")"
 done

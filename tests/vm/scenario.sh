@@ -54,6 +54,18 @@ if [ -e $T/user_events_data ]; then
 else
         not_ok "this kernel has no $T/user_events_data: the vm kernel must have CONFIG_USER_EVENTS=y"
 fi
+# 2b. the 6.12 kernel stock or with the restricted handles of
+#     kernel/upstream-6.12/ (run-vm.sh says which it booted): the broker
+#     finds out by itself
+booted=$(sed -n 's/.*uebroker\.kernel=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
+info "booted kernel: ${booted:-?}"
+if [ "$booted" = patched ]; then
+        check "patched kernel: the broker hands clients restricted handles (its log says so)" \
+                grep -q 'clients get restricted handles' /run/uebrokerd.log
+elif [ "$kernel" = upstream ]; then
+        check "stock kernel: the broker finds no restricted handles and hands out the data file (its log says so)" \
+                grep -q 'this kernel has no restricted handles' /run/uebrokerd.log
+fi
 
 # 3. an unprivileged user registers through the broker and receives two fds
 #    (polkit's org.uebroker1.register, allow_any=yes, asked of the real polkitd)
@@ -76,6 +88,23 @@ check "its data fd is the kernel's user_events_data (upstream)" grep -q "^fd [0-
 
 # 5. the kernel has the event in tracefs
 check "tracefs has events/user_events/$EV (upstream)" test -e $T/events/user_events/$EV/enable
+
+# 5b. what the client's data fd lets it do behind the broker's back: on the
+#     patched kernel nothing (a write-only handle), on the stock one
+#     anything (README "Which kernels"); on v1 nothing (its write-only
+#     handle answers the original interface's ioctls only, but refuses these)
+if [ "$kernel" = upstream ]; then
+        evil=$(as_tester "vm-client '$CMD' ioctls" 2>&1 | grep '^ioctls')
+        info "vm-client ioctls: $evil"
+        if [ "$booted" = patched ]; then
+                check "patched: DIAG_IOCSREG and DIAG_IOCSDEL on the data fd Register gave are EPERM ($evil)" \
+                        matches "$evil" '^ioctls fd [0-9]+ reg -EPERM del -EPERM$'
+                check "patched: and the kernel has no ${EV}_evil" not test -e $T/events/user_events/${EV}_evil
+        else
+                check "stock: the data fd Register gave registers what its holder likes ($evil)" \
+                        matches "$evil" '^ioctls fd [0-9]+ reg 0 del -EBUSY$'
+        fi
+fi
 
 # 6. disabled: uebctl emit (uid 1000) writes nothing
 emit() { as_tester uebctl emit "'$CMD'" "$@" 2>&1; }
@@ -476,6 +505,34 @@ if [ -x $X/uebroker-run ]; then
         fi
 else
         not_ok "uebroker-run and the user_events programs are not in the image (tests/vm/meson.build --guest-bin)"
+fi
+
+# 16. Authorize's descriptor used behind the broker's back (vm-grant, uid
+#     1000): its own DIAG_IOCSREG of the granted definition works on both
+#     6.12 kernels; on the patched one the kernel refuses anything else and
+#     Withdraw cuts the registration off; on the stock one nothing stops it.
+if [ "$kernel" = upstream ]; then
+        out=/tmp/vm-grant.out
+        as_tester "vm-grant vmgrant > $out 2>&1 &"
+        waitfor 100 grep -q '^del\|failed' $out
+        echo 1 > $T/events/user_events/vmgrant/enable
+        waitfor 150 grep -q '^word\|failed' $out
+        echo 0 > $T/events/user_events/vmgrant/enable
+        info "vm-grant: $(cat $out)"
+        check "uid 1000's own DIAG_IOCSREG of the definition Authorize granted succeeds" grep -q '^reg granted 0 ' $out
+        check "and its enable word follows ftrace" grep -q '^enabled 1$' $out
+        if [ "$booted" = patched ]; then
+                check "patched: a definition the broker did not grant is EPERM in the kernel" grep -q '^reg other -EPERM$' $out
+                check "patched: and the kernel has no such event" not test -e $T/events/user_events/vmgrant_other
+                check "patched: DIAG_IOCSDEL on the granting handle is EPERM" grep -q '^del -EPERM$' $out
+                check "patched: Withdraw cuts the registration off: enable word cleared, writes EPERM" \
+                        grep -q '^word 0 write -EPERM$' $out
+        else
+                check "stock: the holder of the data file registers what the broker never granted" \
+                        grep -q '^reg other 0$' $out
+                check "stock: Withdraw is the broker's word only, the registration keeps writing" \
+                        grep -q '^word 1 write 0$' $out
+        fi
 fi
 
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"

@@ -22,6 +22,11 @@
  *   wait-registered SECS
  *                       waits until it is registered again (a broker came
  *                       back): "registered 1", or "registered 0"
+ *   ioctls              on each open user_events_data (the data fd the
+ *                       broker handed out), as a hostile client would: its
+ *                       own DIAG_IOCSREG of "NAME_evil u32 x" and
+ *                       DIAG_IOCSDEL of NAME: "ioctls fd N reg R del R",
+ *                       R being 0 or -ERRNONAME
  *   hold                "holding", then waits for a signal (to be killed)
  *
  * First line: "registered" or "register failed: MESSAGE" (exit 1).
@@ -33,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +47,7 @@
 #include "event-def.h"
 #include "event-encode.h"
 #include "uebroker.h"
+#include "user-events-abi.h"
 
 static void print_fds(void) {
         DIR *d = opendir("/proc/self/fd");
@@ -63,6 +70,56 @@ static void print_fds(void) {
                         continue;
                 target[n] = 0;
                 printf("fd %d -> %s\n", fd, target);
+        }
+        closedir(d);
+}
+
+static const char *result(int r) {
+        static char buf[64];
+
+        if (r >= 0)
+                return "0";
+        snprintf(buf, sizeof(buf), "-%s", strerrorname_np(-r) ?: "?");
+        return buf;
+}
+
+/* What a client could do with the data fd behind the broker's back. */
+static void try_ioctls(const char *name) {
+        static uint32_t word;
+        char evil[EVENT_NAME_MAX + 16];
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+
+        if (!d) {
+                printf("ioctls: %s\n", strerror(errno));
+                return;
+        }
+        snprintf(evil, sizeof(evil), "%s_evil u32 x", name);
+        while ((de = readdir(d))) {
+                struct upstream_user_reg reg = {
+                        .size = sizeof(reg),
+                        .enable_size = 4,
+                        .enable_addr = (uint64_t) (uintptr_t) &word,
+                        .name_args = (uint64_t) (uintptr_t) evil,
+                };
+                char path[PATH_MAX], target[PATH_MAX];
+                int fd = atoi(de->d_name), rr, rd;
+                ssize_t n;
+
+                if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+                        continue;
+                snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+                n = readlink(path, target, sizeof(target) - 1);
+                if (n < 0)
+                        continue;
+                target[n] = 0;
+                n = strlen(target);
+                if (n < 17 || strcmp(target + n - 17, "/user_events_data") != 0)
+                        continue;
+                rr = ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0 ? -errno : 0;
+                printf("ioctls fd %d reg %s", fd, result(rr));
+                rd = ioctl(fd, UPSTREAM_DIAG_IOCSDEL, name) < 0 ? -errno : 0;
+                printf(" del %s\n", result(rd));
         }
         closedir(d);
 }
@@ -126,6 +183,8 @@ int main(int argc, char *argv[]) {
 
                 if (strcmp(step, "fds") == 0)
                         print_fds();
+                else if (strcmp(step, "ioctls") == 0)
+                        try_ioctls(def->name);
                 else if (strcmp(step, "enabled") == 0)
                         printf("enabled %d\n", ueb_enabled(event));
                 else if (strcmp(step, "wait-enabled") == 0 && i + 1 < argc) {
