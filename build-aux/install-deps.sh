@@ -36,6 +36,8 @@ packages=(
         liblttng-ust-dev
         # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
         make bc bison flex libelf-dev libssl-dev xz-utils
+        # kernel/upstream-6.12: its series applied to the 6.12 tree and headers
+        patch
         qemu-system-x86 busybox-static
         # the kernel provider's test kernel (kernel/build-test-kernel.sh)
         linux-source-6.1

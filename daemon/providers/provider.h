@@ -45,9 +45,11 @@
  *                while registered); remembers the definition with flags
  *                dropped (upstream rejects text flags).
  *   session_new  opens user_events_data for the client (data fd = that open
- *                file) and creates a memfd status page (4096 bytes) which
- *                the broker maps read-write and seals like the embedded
- *                page; the client maps it read-only.
+ *                file, or on a kernel with kernel/upstream-6.12's
+ *                restricted handles a write-only handle of it) and creates
+ *                a memfd status page (4096 bytes) which the broker maps
+ *                read-write and seals like the embedded page; the client
+ *                maps it read-only.
  *   session_register
  *                DIAG_IOCSREG on the session's data fd with
  *                enable_addr = page + (status_index & ~3), enable_size = 4,
@@ -61,6 +63,10 @@
  *                memfd, which the client sees through its own mapping.
  *   session_unregister
  *                DIAG_IOCSUNREG with the same address and bit.
+ *   session_grant / session_withdraw
+ *                with restricted handles: the session's data fd becomes a
+ *                granting handle, DIAG_IOCSGRANT / DIAG_IOCSREVOKE of the
+ *                definition on it; nothing on a stock kernel.
  *   event_status reads a session page byte or the tracefs enable file.
  *   record       a tracefs instance per recorder (tracefs-record.c),
  *                read and re-sent in the uebroker-record.h format.
