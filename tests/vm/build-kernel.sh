@@ -15,15 +15,17 @@
 #
 # Cache (tests/vm/kernel-lib.sh's directory), keyed by a hash of the config
 # fragment, this recipe's version and the source version:
-#   <cache>/tree-<key>/               the stock tree, configured and built,
-#                                     kept so the patched one starts from it
+#   <cache>/tree-<key>/               the configured tree, kept: stock, or
+#                                     with the series applied (its
+#                                     .series-files says which files differ)
 #   <cache>/<key>/bzImage             the stock image
-#   <cache>/patched-tree-<key>/       a copy of the built stock tree with the
-#                                     series applied: a change to the series
-#                                     rebuilds only the files it touches
 #   <cache>/patched-<key2>/bzImage    the patched image (key2 adds the series)
-# A missing stock image is built (8-14 min on 2 cores), the patched one then
-# in a minute or two; with --cached-only a missing image is an error (exit 1).
+# The patched kernel is built in the same tree after the stock one (kbuild
+# records absolute paths, so a copy of the tree would rebuild everything):
+# the series is applied to pristine copies of the files it touches, only
+# what differs is installed, and make rebuilds only that. A missing stock
+# image is built (8-14 min on 2 cores), the patched one then in a minute or
+# two; with --cached-only a missing image is an error (exit 1).
 #
 # Environment: UEBROKER_VM_KERNEL_SOURCE (the source tarball, default
 # /usr/src/linux-source-6.12.tar.xz), UEBROKER_VM_JOBS (default nproc).
@@ -67,7 +69,6 @@ stock_dir="$cache/$key"
 series=("$series_dir"/*.patch)
 [ -e "${series[0]}" ] || series=()
 patched_key="$( { echo "$key"; cat ${series[@]+"${series[@]}"}; } | sha256sum | cut -c1-16)"
-ptree="$cache/patched-tree-$key"
 patched_dir="$cache/patched-$patched_key"
 
 if [ -n "$patched" ]; then dir="$patched_dir"; else dir="$stock_dir"; fi
@@ -95,6 +96,50 @@ publish() {
         echo "$src_version" > "$2/source-version"
 }
 
+# series_files SERIES...: the files the patches touch
+series_files() {
+        [ $# -gt 0 ] || return 0
+        sed -n 's|^+++ b/||p' "$@" | sort -u
+}
+
+# install_series SERIES...: makes the tree stock plus SERIES (none: stock).
+# Pristine copies come from the tarball; only files that differ are copied
+# over, so make rebuilds only what changed.
+install_series() {
+        local want old f stage p top
+        want="$(series_files "$@")"
+        old="$(cat "$tree/.series-files" 2>/dev/null || true)"
+        [ -n "$want$old" ] || return 0
+        stage="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-kpatch.XXXXXX")"
+        # members missing from the tarball (files a patch creates) are fine
+        # shellcheck disable=SC2046 # one word per path
+        top="$(tar -tf "$src_tar" 2>/dev/null | head -n 1 | cut -d/ -f1)"
+        tar -xf "$src_tar" -C "$stage" --strip-components=1 \
+                $(printf '%s\n' $want $old | sort -u | sed "s|^|$top/|") 2>/dev/null || true
+        for p in "$@"; do
+                patch -s -d "$stage" -p1 --no-backup-if-mismatch < "$p" >&2 ||
+                        { log "$(basename "$p") does not apply to $src_version"; rm -rf "$stage"; return 1; }
+        done
+        for f in $(printf '%s\n' $want $old | sort -u); do
+                if [ -e "$stage/$f" ]; then
+                        cmp -s "$stage/$f" "$tree/$f" || cp "$stage/$f" "$tree/$f"
+                else
+                        rm -f "$tree/$f"
+                fi
+        done
+        printf '%s\n' $want > "$tree/.series-files"
+        rm -rf "$stage"
+}
+
+# publish DIR: copies the built image and config out of the tree into DIR.
+publish() {
+        mkdir -p "$1"
+        cp "$tree/.config" "$1/config"
+        cp "$tree/arch/x86/boot/bzImage" "$1/bzImage.tmp"
+        mv "$1/bzImage.tmp" "$1/bzImage"
+        echo "$src_version" > "$1/source-version"
+}
+
 mkdir -p "$cache"
 # One build per tree at a time; a second caller waits and then finds the image.
 exec 9>"$cache/tree-$key.lock"
@@ -109,12 +154,18 @@ if [ ! -s "$stock_dir/bzImage" ]; then
                 (cd "$tree" && kernel_configure "$fragment") || exit 1
                 touch "$tree/.configured"
         fi
+        install_series || exit 1
         log "building the stock kernel, key $key, in $tree ($jobs jobs, nice 10)"
         (cd "$tree" && nice -n 10 make -s ARCH=x86_64 -j"$jobs" bzImage >&2)
-        publish "$tree" "$stock_dir"
+        publish "$stock_dir"
         log "built $stock_dir/bzImage in $(( $(date +%s) - start )) s"
 fi
 if [ -z "$patched" ]; then
+        echo "$image"
+        exit 0
+fi
+if [ -s "$image" ]; then
+        log "cached (built meanwhile): $image"
         echo "$image"
         exit 0
 fi
@@ -123,43 +174,13 @@ if [ ${#series[@]} = 0 ]; then
         log "no patches in $series_dir"
         exit 1
 fi
-if [ ! -e "$ptree/.copied" ]; then
-        log "copying the built stock tree to $ptree"
-        rm -rf "$ptree"
-        cp -a "$tree" "$ptree"
-        touch "$ptree/.copied"
-fi
-# Apply the series to pristine copies of the files it touches (from the
-# stock tree), then install only what differs: make rebuilds what changed.
-stage="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-kpatch.XXXXXX")"
-trap 'rm -rf "$stage"' EXIT
-files="$(sed -n 's|^+++ b/||p' "${series[@]}" | sort -u)"
-for f in $files; do
-        mkdir -p "$stage/$(dirname "$f")"
-        if [ -e "$tree/$f" ]; then cp "$tree/$f" "$stage/$f"; fi
-done
-for p in "${series[@]}"; do
-        patch -s -d "$stage" -p1 --no-backup-if-mismatch < "$p" >&2 ||
-                { log "$(basename "$p") does not apply to $src_version"; exit 1; }
-done
-for f in $files; do
-        cmp -s "$stage/$f" "$ptree/$f" || cp "$stage/$f" "$ptree/$f"
-done
-# files an earlier series touched and this one does not: back to stock
-if [ -e "$ptree/.series-files" ]; then
-        for f in $(cat "$ptree/.series-files"); do
-                case " $files " in *" $f "*) continue ;; esac
-                if [ -e "$tree/$f" ]; then cmp -s "$tree/$f" "$ptree/$f" || cp "$tree/$f" "$ptree/$f"
-                else rm -f "$ptree/$f"; fi
-        done
-fi
-echo "$files" > "$ptree/.series-files"
-log "building the patched kernel, key $patched_key, in $ptree ($jobs jobs, nice 10)"
-(cd "$ptree" && nice -n 10 make -s ARCH=x86_64 -j"$jobs" bzImage >&2)
-publish "$ptree" "$patched_dir"
+install_series "${series[@]}" || exit 1
+log "building the patched kernel, key $patched_key, in $tree ($jobs jobs, nice 10)"
+(cd "$tree" && nice -n 10 make -s ARCH=x86_64 -j"$jobs" bzImage >&2)
+publish "$patched_dir"
 for old in "$cache"/patched-*/; do
         old="${old%/}"
-        case "$old" in "$patched_dir"|"$cache"/patched-tree-*) continue ;; esac
+        [ "$old" = "$patched_dir" ] && continue
         [ "$(cat "$old/tree" 2>/dev/null)" = "$key" ] && rm -rf "$old"
 done
 echo "$key" > "$patched_dir/tree"
