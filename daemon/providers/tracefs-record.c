@@ -512,9 +512,11 @@ void tracefs_recordings_done(struct tracefs_recordings *set) {
         set->data_path = NULL;
 }
 
-int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
-                            size_t n_events, const char *const *patterns, size_t n_patterns,
-                            const struct provider_stream_owner *owner) {
+/* A new recording of @events (maybe none) and of each event added later
+ * whose name matches one of @patterns (maybe none; not both none). */
+static int recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
+                           size_t n_events, const char *const *patterns, size_t n_patterns,
+                           const struct provider_stream_owner *owner) {
         struct tracefs_recording *r;
         int fd = -EBADF, k;
 
@@ -562,6 +564,39 @@ int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs
         if (owner)
                 r->owner = *owner;
         return fd;
+}
+
+static int recordings_open_described(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                                     struct provider_event *const *events, size_t n_events,
+                                     const char *const *patterns, size_t n_patterns,
+                                     const struct provider_stream_owner *owner) {
+        _cleanup_free_ struct tracefs_record_event *wanted = NULL;
+
+        if (n_events > STATUS_INDEX_MAX)
+                return -EINVAL;
+        wanted = calloc(n_events ?: 1, sizeof(*wanted));
+        if (!wanted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_events; i++)
+                wanted[i] = describe(events[i]);
+        return recordings_open(set, wanted, n_events, patterns, n_patterns, owner);
+}
+
+int tracefs_recordings_record(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                              struct provider_event *const *events, size_t n_events,
+                              const struct provider_stream_owner *owner) {
+        if (n_events == 0)
+                return -EINVAL;
+        return recordings_open_described(set, describe, events, n_events, NULL, 0, owner);
+}
+
+int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                                       struct provider_event *const *events, size_t n_events,
+                                       const char *const *patterns, size_t n_patterns,
+                                       const struct provider_stream_owner *owner) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recordings_open_described(set, describe, events, n_events, patterns, n_patterns, owner);
 }
 
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event) {

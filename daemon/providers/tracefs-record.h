@@ -58,14 +58,36 @@ int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, con
                             const char *data_path);
 void tracefs_recordings_done(struct tracefs_recordings *set);
 
-/* A new recording of @events (maybe none) and of each event added later
- * whose name matches one of @patterns (maybe none; not both none).
- * Returns the consumer's descriptor, -EUSERS beyond TRACEFS_RECORDINGS_MAX,
- * or another negative errno (EADDRINUSE: a name the kernel has with other
- * fields). @owner (may be NULL) as provider_ops.record says. */
-int tracefs_recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
-                            size_t n_events, const char *const *patterns, size_t n_patterns,
-                            const struct provider_stream_owner *owner);
+/* What a recording needs of a provider's event (struct provider_event is
+ * each provider's own): its name, and for upstream its reg_string. */
+typedef struct tracefs_record_event (*tracefs_record_describe_fn)(const struct provider_event *ev);
+
+/**
+ * tracefs_recordings_record() - provider_ops.record of a kernel provider
+ * @describe: the provider's, called for each of @events during the call
+ *
+ * A new recording of @events (at least one). Returns the consumer's
+ * descriptor, -EINVAL for no events or too many, -EUSERS beyond
+ * TRACEFS_RECORDINGS_MAX, or another negative errno (EADDRINUSE: a name
+ * the kernel has with other fields). @owner (may be NULL) as
+ * provider_ops.record says. Event-loop thread only.
+ */
+int tracefs_recordings_record(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                              struct provider_event *const *events, size_t n_events,
+                              const struct provider_stream_owner *owner);
+
+/**
+ * tracefs_recordings_record_matching() - provider_ops.record_matching of a
+ * kernel provider
+ *
+ * As tracefs_recordings_record(), with @events maybe none, and each event
+ * added later whose name matches one of @patterns (1..EVENT_PATTERNS_MAX,
+ * copied; -EINVAL otherwise) joins the recording.
+ */
+int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                                       struct provider_event *const *events, size_t n_events,
+                                       const char *const *patterns, size_t n_patterns,
+                                       const struct provider_stream_owner *owner);
 
 /* A new event joins the recordings whose patterns match its name. */
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event);

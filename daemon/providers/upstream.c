@@ -626,33 +626,20 @@ static int upstream_session_withdraw(struct provider *p, struct provider_session
         return 0;
 }
 
-static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
-                         const char *const *patterns, size_t n_patterns,
-                         const struct provider_stream_owner *owner) {
-        _cleanup_free_ struct tracefs_record_event *wanted = NULL;
-
-        wanted = calloc(n_events ?: 1, sizeof(*wanted));
-        if (!wanted)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_events; i++)
-                wanted[i] = (struct tracefs_record_event) {
-                        .name = events[i]->def->name,
-                        .reg_string = events[i]->reg_string,
-                };
-        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns, owner);
+static struct tracefs_record_event record_event_of(const struct provider_event *ev) {
+        return (struct tracefs_record_event) { .name = ev->def->name, .reg_string = ev->reg_string };
 }
 
 static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events,
-                        const struct provider_stream_owner *owner) {
-        return recorder_open(p, events, n_events, NULL, 0, owner);
+                           const struct provider_stream_owner *owner) {
+        return tracefs_recordings_record(&p->recordings, record_event_of, events, n_events, owner);
 }
 
 static int upstream_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
                                     const char *const *patterns, size_t n_patterns,
                                     const struct provider_stream_owner *owner) {
-        if (n_patterns == 0)
-                return -EINVAL;
-        return recorder_open(p, events, n_events, patterns, n_patterns, owner);
+        return tracefs_recordings_record_matching(&p->recordings, record_event_of, events, n_events,
+                                                  patterns, n_patterns, owner);
 }
 
 const struct provider_ops upstream_provider_ops = {

@@ -328,31 +328,22 @@ static int v1_session_unregister(struct provider *p, struct provider_session *s,
         return 0;
 }
 
-static int recorder_open(struct provider *p, struct provider_event *const *events, size_t n_events,
-                         const char *const *patterns, size_t n_patterns,
-                         const struct provider_stream_owner *owner) {
-        _cleanup_free_ struct tracefs_record_event *wanted = NULL;
-
-        wanted = calloc(n_events ?: 1, sizeof(*wanted));
-        if (!wanted)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_events; i++)
-                wanted[i] = (struct tracefs_record_event) { .name = events[i]->def->name };
-        return tracefs_recordings_open(&p->recordings, wanted, n_events, patterns, n_patterns, owner);
+/* The events persist: a recording registers nothing (no reg_string). */
+static struct tracefs_record_event record_event_of(const struct provider_event *ev) {
+        return (struct tracefs_record_event) { .name = ev->def->name };
 }
 
 /* A tracefs instance per recording, as on upstream (tracefs-record.c). */
 static int v1_record(struct provider *p, struct provider_event *const *events, size_t n_events,
-                  const struct provider_stream_owner *owner) {
-        return recorder_open(p, events, n_events, NULL, 0, owner);
+                     const struct provider_stream_owner *owner) {
+        return tracefs_recordings_record(&p->recordings, record_event_of, events, n_events, owner);
 }
 
 static int v1_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
                               const char *const *patterns, size_t n_patterns,
                               const struct provider_stream_owner *owner) {
-        if (n_patterns == 0)
-                return -EINVAL;
-        return recorder_open(p, events, n_events, patterns, n_patterns, owner);
+        return tracefs_recordings_record_matching(&p->recordings, record_event_of, events, n_events,
+                                                  patterns, n_patterns, owner);
 }
 
 const struct provider_ops v1_provider_ops = {
