@@ -49,7 +49,8 @@
 #include "uebroker.h"
 #include "user-events-abi.h"
 
-static void print_fds(void) {
+/* Calls @fn for each open descriptor above 2 with what it links to. */
+static void for_each_fd(void (*fn)(int fd, const char *target, const void *userdata), const void *userdata) {
         DIR *d = opendir("/proc/self/fd");
         struct dirent *de;
 
@@ -69,9 +70,13 @@ static void print_fds(void) {
                 if (n < 0)
                         continue;
                 target[n] = 0;
-                printf("fd %d -> %s\n", fd, target);
+                fn(fd, target, userdata);
         }
         closedir(d);
+}
+
+static void print_fd(int fd, const char *target, const void *userdata) {
+        printf("fd %d -> %s\n", fd, target);
 }
 
 static const char *result(int r) {
@@ -83,45 +88,28 @@ static const char *result(int r) {
         return buf;
 }
 
-/* What a client could do with the data fd behind the broker's back. */
-static void try_ioctls(const char *name) {
+/* What a client could do with the data fd behind the broker's back: on
+ * each open user_events_data, its own DIAG_IOCSREG and DIAG_IOCSDEL. */
+static void try_ioctls_on(int fd, const char *target, const void *userdata) {
         static uint32_t word;
+        const char *name = userdata;
         char evil[EVENT_NAME_MAX + 16];
-        DIR *d = opendir("/proc/self/fd");
-        struct dirent *de;
+        size_t len = strlen(target);
+        struct upstream_user_reg reg = {
+                .size = sizeof(reg),
+                .enable_size = 4,
+                .enable_addr = (uint64_t) (uintptr_t) &word,
+                .name_args = (uint64_t) (uintptr_t) evil,
+        };
+        int rr, rd;
 
-        if (!d) {
-                printf("ioctls: %s\n", strerror(errno));
+        if (len < 17 || strcmp(target + len - 17, "/user_events_data") != 0)
                 return;
-        }
         snprintf(evil, sizeof(evil), "%s_evil u32 x", name);
-        while ((de = readdir(d))) {
-                struct upstream_user_reg reg = {
-                        .size = sizeof(reg),
-                        .enable_size = 4,
-                        .enable_addr = (uint64_t) (uintptr_t) &word,
-                        .name_args = (uint64_t) (uintptr_t) evil,
-                };
-                char path[PATH_MAX], target[PATH_MAX];
-                int fd = atoi(de->d_name), rr, rd;
-                ssize_t n;
-
-                if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
-                        continue;
-                snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-                n = readlink(path, target, sizeof(target) - 1);
-                if (n < 0)
-                        continue;
-                target[n] = 0;
-                n = strlen(target);
-                if (n < 17 || strcmp(target + n - 17, "/user_events_data") != 0)
-                        continue;
-                rr = ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0 ? -errno : 0;
-                printf("ioctls fd %d reg %s", fd, result(rr));
-                rd = ioctl(fd, UPSTREAM_DIAG_IOCSDEL, name) < 0 ? -errno : 0;
-                printf(" del %s\n", result(rd));
-        }
-        closedir(d);
+        rr = ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0 ? -errno : 0;
+        printf("ioctls fd %d reg %s", fd, result(rr));
+        rd = ioctl(fd, UPSTREAM_DIAG_IOCSDEL, name) < 0 ? -errno : 0;
+        printf(" del %s\n", result(rd));
 }
 
 static int hex_decode(const char *s, unsigned char *buf, size_t max, size_t *len) {
@@ -182,9 +170,9 @@ int main(int argc, char *argv[]) {
                 const char *step = argv[i];
 
                 if (strcmp(step, "fds") == 0)
-                        print_fds();
+                        for_each_fd(print_fd, NULL);
                 else if (strcmp(step, "ioctls") == 0)
-                        try_ioctls(def->name);
+                        for_each_fd(try_ioctls_on, def->name);
                 else if (strcmp(step, "enabled") == 0)
                         printf("enabled %d\n", ueb_enabled(event));
                 else if (strcmp(step, "wait-enabled") == 0 && i + 1 < argc) {
