@@ -4,7 +4,7 @@
 # In the QEMU guest on the 6.1 kernel with the provider (run-selftests.sh
 # runs it): the user_events selftests of linux-source-6.1 that build
 # unchanged against the header here (dyn_test.c, built by
-# proposal-selftests.sh), with every one of their results compared with
+# build-proposal-selftests.sh), with every one of their results compared with
 # what this kernel is meant to give. Each test must pass, unless it is in
 # the list below of expected differences, each tied to the section of
 # kernel/README.md ("How it differs, and why") that explains it; such a

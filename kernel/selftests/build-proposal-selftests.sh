@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# proposal-selftests.sh check TARBALL UAPI_DIR WORKDIR CC...
-# proposal-selftests.sh build TARBALL UAPI_DIR WORKDIR OUTPUT CC...
+# build-proposal-selftests.sh check TARBALL UAPI_DIR WORKDIR CC...
+# build-proposal-selftests.sh build TARBALL UAPI_DIR WORKDIR OUTPUT CC...
 #
 # The user_events selftests that Debian's linux-source-6.1 carries
 # (tools/testing/selftests/user_events/), compiled unchanged against this
@@ -16,7 +16,7 @@
 # `status_index`, a byte of the page (kernel/README.md). So:
 #   dyn_test.c     uses only what both have: it must build, and `build`
 #                  builds it (to OUTPUT, for the vm tier's run on the 6.1
-#                  kernel, run-proposal-selftests.sh);
+#                  kernel, proposal_selftests.sh);
 #   ftrace_test.c, perf_test.c
 #                  must fail to build on `status_bit` and on nothing else,
 #                  and build and link once that one name is mapped to
