@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # build-proposal-selftests.sh check TARBALL UAPI_DIR WORKDIR CC...
-# build-proposal-selftests.sh build TARBALL UAPI_DIR WORKDIR OUTPUT CC...
+# build-proposal-selftests.sh build TARBALL UAPI_DIR WORKDIR OUTDIR CC...
 #
 # The user_events selftests that Debian's linux-source-6.1 carries
 # (tools/testing/selftests/user_events/), compiled unchanged against this
@@ -14,15 +14,16 @@
 # implements: `struct user_reg` there names its third field `status_bit`, a
 # bit number in a bitmap status page, where v10 (and this header) has
 # `status_index`, a byte of the page (kernel/README.md). So:
-#   dyn_test.c     uses only what both have: it must build, and `build`
-#                  builds it (to OUTPUT, for the vm tier's run on the 6.1
-#                  kernel, proposal_selftests.sh);
+#   dyn_test.c     uses only what both have: it must build;
 #   ftrace_test.c, perf_test.c
 #                  must fail to build on `status_bit` and on nothing else,
 #                  and build and link once that one name is mapped to
 #                  `status_index` on the command line (-D): everything else
 #                  they take from the header (struct iovec through
 #                  <sys/uio.h>, DYN_LOC, the ioctls) is there.
+# `build` builds the three that way, dyn_test.c unchanged and the other two
+# with that one -D, as OUTDIR/proposal_{dyn,ftrace,perf}_test for the vm
+# tier's run on the 6.1 kernel (proposal_selftests.sh).
 # `check` also runs 6.1's scripts/headers_install.sh and
 # usr/include/headers_check.pl on the header and compiles the result the
 # way usr/include/Makefile's header test does (C90, included twice).
@@ -34,14 +35,14 @@
 
 set -u
 
-mode="${1:?usage: $0 check|build TARBALL UAPI_DIR WORKDIR [OUTPUT] CC...}"
+mode="${1:?usage: $0 check|build TARBALL UAPI_DIR WORKDIR [OUTDIR] CC...}"
 tarball="$2"
 uapi="$(cd "$3" && pwd)" || exit 1
 work="$4"
 shift 4
-output=
+outdir=
 if [ "$mode" = build ]; then
-        output="$1"
+        outdir="$1"
         shift
 fi
 compiler=("$@")
@@ -95,8 +96,10 @@ flock 9
 extract || { echo "extracting from $tarball failed" >&2; exit 1; }
 
 if [ "$mode" = build ]; then
-        compile dyn_test "$output" || exit 1
-        exit 0
+        compile dyn_test "$outdir/proposal_dyn_test" &&
+                compile ftrace_test "$outdir/proposal_ftrace_test" -Dstatus_bit=status_index &&
+                compile perf_test "$outdir/proposal_perf_test" -Dstatus_bit=status_index
+        exit
 fi
 [ "$mode" = check ] || { echo "$0: unknown mode $mode" >&2; exit 2; }
 
