@@ -10,7 +10,7 @@
 # Makefile does (-Wall, -lrt -lpthread -lm), as a new user would.
 #
 # They are the revision of the interface that Linux 5.18 to 6.3 carried
-# (depending on BROKEN), one step after the v10 proposal this provider
+# (depending on BROKEN), later than the v10 proposal this provider
 # implements: `struct user_reg` there names its third field `status_bit`, a
 # bit number in a bitmap status page, where v10 (and this header) has
 # `status_index`, a byte of the page (kernel/README.md). So:
