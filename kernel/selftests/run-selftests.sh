@@ -12,7 +12,7 @@
 dir="${UE_SELFTESTS:-/usr/libexec/uebroker-vm}"
 limit="${UE_SELFTEST_TIMEOUT:-600}"
 n=0
-for t in reg_test status_test write_test perf_test dyn_test format_test writer_test broker_v1_test broker_v1_client.sh; do
+for t in reg_test status_test write_test perf_test dyn_test format_test writer_test proposal_selftests.sh broker_v1_test broker_v1_client.sh; do
         out=/tmp/$t.tap
         start=$(date +%s)
         timeout "$limit" "$dir/$t" > "$out" 2> /tmp/$t.err

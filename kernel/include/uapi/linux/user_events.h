@@ -16,6 +16,13 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+/* struct iovec, for the writev() of a record, as in the proposal */
+#ifdef __KERNEL__
+#include <linux/uio.h>
+#else
+#include <sys/uio.h>
+#endif
+
 #define USER_EVENTS_SYSTEM "user_events"
 #define USER_EVENTS_PREFIX "u:"
 
