@@ -540,6 +540,22 @@ if [ "$kernel" = upstream ]; then
                 check "stock: Withdraw is the broker's word only, the registration keeps writing" \
                         grep -q '^word 1 write 0$' $out
         fi
+        # 16b. a client that leaves the bus but keeps Authorize's descriptor
+        out=/tmp/vm-grant-leave.out
+        as_tester "vm-grant vmleave leave > $out 2>&1 &"
+        waitfor 100 grep -q '^del\|failed' $out
+        echo 1 > $T/events/user_events/vmleave/enable
+        waitfor 150 grep -q '^word\|failed' $out
+        echo 0 > $T/events/user_events/vmleave/enable 2>/dev/null
+        info "vm-grant leave: $(cat $out)"
+        check "a client that leaves keeping its descriptor registered the granted definition, enabled" \
+                sh -c "grep -q '^reg granted 0 ' $out && grep -q '^enabled 1\$' $out"
+        if [ "$booted" = patched ]; then
+                check "patched: its session's end withdraws the grant: enable word cleared, writes EPERM" \
+                        grep -q '^word 0 write -EPERM$' $out
+        else
+                check "stock: its registration outlives its session: it keeps writing" grep -q '^word 1 write 0$' $out
+        fi
 fi
 
 check "uebrokerd is still running" kill -0 "$(cat /run/uebrokerd.pid)"

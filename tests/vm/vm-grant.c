@@ -6,7 +6,7 @@
  * (kernel/upstream-6.12/) that descriptor is a granting handle and the
  * kernel holds the line; on a stock kernel it is the data file itself.
  *
- *   vm-grant NAME
+ *   vm-grant NAME [leave]
  *
  * Authorizes "NAME u32 a" and prints one line per step (flushed):
  *   "authorized"                          (else "authorize failed: MESSAGE", exit 1)
@@ -14,7 +14,9 @@
  *   "reg other R"                         DIAG_IOCSREG of "NAME_other u32 a", never granted
  *   "del R"                               DIAG_IOCSDEL of NAME
  *   "enabled 0|1"                         after waiting up to 10 s for its enable word
- *   "withdrawn"                           Withdraw(NAME) answered
+ *   "withdrawn"                           Withdraw(NAME) answered, or with "leave":
+ *   "left"                                it closed its bus connection, keeping the
+ *                                         descriptor (the broker ends its session)
  *   "word W write R"                      its enable word and a write to its index after
  * where R is 0 or -ERRNO (its name). Exit 0 once every step ran.
  */
@@ -68,8 +70,8 @@ int main(int argc, char *argv[]) {
         int fd, r;
         long rr;
 
-        if (argc != 2 || strlen(argv[1]) > 200) {
-                fprintf(stderr, "usage: vm-grant NAME\n");
+        if (argc < 2 || argc > 3 || strlen(argv[1]) > 200 || (argc == 3 && strcmp(argv[2], "leave") != 0)) {
+                fprintf(stderr, "usage: vm-grant NAME [leave]\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -99,11 +101,20 @@ int main(int argc, char *argv[]) {
 
         sd_bus_message_unref(reply);
         reply = NULL;
-        r = sd_bus_call_method(bus, BROKER, "Withdraw", &error, &reply, "s", argv[1]);
-        if (r < 0)
-                printf("withdraw failed: %s\n", error.message ?: strerror(-r));
-        else
-                printf("withdrawn\n");
+        if (argc == 3) {
+                /* The broker sees the connection go and ends the session;
+                 * give it a moment to act on it. */
+                bus = sd_bus_flush_close_unref(bus);
+                for (int i = 0; i < 50 && words[0]; i++)
+                        usleep(100000);
+                printf("left\n");
+        } else {
+                r = sd_bus_call_method(bus, BROKER, "Withdraw", &error, &reply, "s", argv[1]);
+                if (r < 0)
+                        printf("withdraw failed: %s\n", error.message ?: strerror(-r));
+                else
+                        printf("withdrawn\n");
+        }
         {
                 int32_t idx = (int32_t) index;
                 struct iovec io[2] = { { &idx, sizeof(idx) }, { &value, sizeof(value) } };
