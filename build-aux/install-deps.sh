@@ -23,8 +23,9 @@ packages=(
         libbabeltrace2-dev babeltrace2
         # uebctl record -o FILE.dat: its test reads the file back with trace-cmd
         # and libtracecmd's reading API, and opens it in KernelShark under Xvfb
-        # (a screenshot with ImageMagick's import; Qt needs a font)
-        trace-cmd libtracecmd-dev kernelshark xvfb xauth imagemagick fonts-dejavu-core
+        # (xwininfo tells it has loaded; a screenshot with ImageMagick's import;
+        # Qt needs a font)
+        trace-cmd libtracecmd-dev kernelshark xvfb x11-utils imagemagick fonts-dejavu-core
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs
