@@ -165,7 +165,7 @@ check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: 
 #     the kernel's records (uebctl-tracedat.h: their ftrace time, the
 #     writing thread) that trace-cmd report reads, beside a JSON recorder:
 #     the same thread and time (its DATE offset is uebctl's, the stream's
-#     is the broker's: within a millisecond).
+#     is the broker's: within 20 ms, two readings of two clocks each under TCG).
 dat=/tmp/record.dat
 uebctl record --count=2 -o $dat $EV > /tmp/record-dat.err 2>&1 &
 dat_pid=$!
@@ -192,7 +192,7 @@ json_ns=$(echo "$json_line" | sed -n 's/.*"timestamp_ns":\([0-9]*\).*/\1/p')
 diff_ns=$(( ${dat_ns:-0} - ${json_ns:-0} ))
 check "the file's record has the writing thread ($dat_tid) and time ($dat_ns) the JSON recorder has ($json_tid, $json_ns)" \
         test -n "$dat_tid" -a "$dat_tid" = "$json_tid" -a -n "$dat_ns" -a -n "$json_ns" \
-        -a "$diff_ns" -lt 1000000 -a "$diff_ns" -gt -1000000
+        -a "$diff_ns" -lt 20000000 -a "$diff_ns" -gt -20000000
 waitfor 50 not instances
 
 # 9b'. RecordMatching on the kernel: a pattern recording started before its
