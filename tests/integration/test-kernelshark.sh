@@ -25,9 +25,7 @@ for tool in kernelshark:kernelshark Xvfb:xvfb xwininfo:x11-utils import:imagemag
         fi
 done
 
-failures=0
-ok() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "$0")/recorder-lib.sh"
 xvfb_pid=""
 ks_pid=""
 work=""
@@ -35,23 +33,21 @@ cleanup() {
         [ -n "$ks_pid" ] && kill "$ks_pid" 2>/dev/null
         [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null
         [ -n "$work" ] && rm -rf "$work"
+        kill_recorders
 }
 trap cleanup EXIT
 
 # A few records from three writers.
 "$UEBCTL" record -o "$dir/ks.dat" --count=6 'ks_*' >/dev/null 2>"$dir/rec.err" &
 rec_pid=$!
-for _ in $(seq 1 200); do
-        grep -q '^Recording' "$dir/rec.err" 2>/dev/null && break
-        kill -0 "$rec_pid" 2>/dev/null || break
-        sleep 0.05
-done
+pids+=("$rec_pid")
+wait_recording "$dir/rec.err" "$rec_pid"
 for i in 1 2 3; do
         "$UEBCTL" emit 'ks_tick u32 n; __data_loc char[] what' n="$i" what="tick $i" >/dev/null || fail "emit ks_tick $i"
         "$UEBCTL" emit 'ks_tock s64 delta' delta="-$i" >/dev/null || fail "emit ks_tock $i"
         sleep 0.05
 done
-wait "$rec_pid" && grep -q "^Wrote 6 records" "$dir/rec.err" && ok "recorded 6 records into ks.dat" ||
+wait_exit "$rec_pid" && grep -q "^Wrote 6 records" "$dir/rec.err" && ok "recorded 6 records into ks.dat" ||
         fail "recording: $(cat "$dir/rec.err")"
 
 # KernelShark's own directory: the file, a home and a runtime directory
@@ -113,5 +109,4 @@ grep -q "^Loading" "$log_dir/kernelshark.log" && ok "KernelShark says it loaded 
 colors="$(convert "$shot" -format %k info: 2>/dev/null || echo 0)"
 [ "$colors" -gt 50 ] && ok "the screenshot shows a window ($colors colours)" || fail "the screenshot looks empty ($colors colours)"
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

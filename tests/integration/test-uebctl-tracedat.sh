@@ -20,25 +20,7 @@ if [ -z "${TRACEDAT_READ:-}" ]; then
         exit 77
 fi
 
-failures=0
-pids=()
-ok() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-wait_recording() { # FILE PID
-        for _ in $(seq 1 200); do
-                grep -q '^Recording' "$1" 2>/dev/null && return 0
-                kill -0 "$2" 2>/dev/null || break
-                sleep 0.05
-        done
-        fail "recorder did not attach: $(cat "$1" 2>/dev/null)"
-        return 1
-}
-wait_exit() { # PID: its exit status
-        for _ in $(seq 1 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
-        wait "$1"
-}
+. "$(dirname "$0")/recorder-lib.sh"
 
 # Usage errors, before any bus traffic.
 out="$("$UEBCTL" record --format=tracedat x 2>&1)"; rc=$?
@@ -159,22 +141,7 @@ echo "$out" | grep -q 'dat_a: *a=99 n=0 b= s=term$' && ok "the file ended by SIG
 # says it lost. The records are larger than a page (to fill the stream's
 # socket fast): those not lost are skipped and counted, and the last one,
 # small, is in the file.
-"$UEBCTL" record -o "$dir/lost.dat" 'dat_lost' >/dev/null 2>"$dir/lost.err" &
-dat_pid=$!
-pids+=("$dat_pid")
-wait_recording "$dir/lost.err" "$dat_pid"
-kill -STOP "$dat_pid"
-big="$(head -c 30000 /dev/zero | tr '\0' x)"
-for i in $(seq 1 40); do
-        "$UEBCTL" emit 'dat_lost u32 i; __data_loc char[] s' i="$i" s="$big" >/dev/null || fail "emit dat_lost $i"
-done
-kill -CONT "$dat_pid"
-sleep 1
-"$UEBCTL" emit 'dat_lost u32 i; __data_loc char[] s' i=99 s=after >/dev/null || fail "emit after the loss"
-sleep 1
-kill -TERM "$dat_pid"
-wait_exit "$dat_pid"; rc=$?
-pids=()
+record_through_loss dat_lost "$dir/lost.err" -o "$dir/lost.dat"; rc=$?
 [ "$rc" -eq 0 ] && ok "record -o FILE.dat of a lossy stream exits 0" || fail "lossy: status $rc: $(cat "$dir/lost.err")"
 grep -q "lost, marked as dropped events on the page after them" "$dir/lost.err" && ok "record -o says how many were lost" ||
         fail "summary of a lossy stream: $(cat "$dir/lost.err")"
@@ -199,5 +166,4 @@ assert [r["missed"] for r in records if "missed" in r] == dropped, records
 assert len(records) == len(kept)
 PY
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish
