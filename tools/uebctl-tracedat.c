@@ -135,7 +135,7 @@ static FILE *spool_open(const char *path) {
 
 int tracedat_writer_new(const char *path, struct tracedat_writer **ret) {
         _cleanup_(tracedat_writer_freep) struct tracedat_writer *w = calloc(1, sizeof(*w));
-        int fd;
+        int fd, r;
 
         if (!w || !(w->path = strdup(path))) {
                 fprintf(stderr, "error: out of memory\n");
@@ -143,8 +143,9 @@ int tracedat_writer_new(const char *path, struct tracedat_writer **ret) {
         }
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
         if (fd < 0) {
-                fprintf(stderr, "error: cannot create %s: %m\n", path);
-                return -errno;
+                r = -errno;
+                fprintf(stderr, "error: cannot create %s: %s\n", path, strerror(-r));
+                return r;
         }
         w->out = fdopen(fd, "w");
         if (!w->out) {
@@ -154,8 +155,9 @@ int tracedat_writer_new(const char *path, struct tracedat_writer **ret) {
         }
         w->spool = spool_open(path);
         if (!w->spool) {
-                fprintf(stderr, "error: cannot create a spool file beside %s: %m\n", path);
-                return -errno;
+                r = errno ? -errno : -ENOMEM;
+                fprintf(stderr, "error: cannot create a spool file beside %s: %s\n", path, strerror(-r));
+                return r;
         }
         w->page_size = (size_t) getpagesize();
         w->realtime_offset_ns = (uint64_t) realtime_minus_monotonic_us() * 1000u;
@@ -446,8 +448,9 @@ int tracedat_writer_finish(struct tracedat_writer *w) {
         if (w->spool_size > 0) {
                 spool = mmap(NULL, w->spool_size, PROT_READ, MAP_PRIVATE, fileno(w->spool), 0);
                 if (spool == MAP_FAILED) {
-                        fprintf(stderr, "error: cannot map the spool of %s: %m\n", w->path);
-                        return -errno;
+                        r = -errno;
+                        fprintf(stderr, "error: cannot map the spool of %s: %s\n", w->path, strerror(-r));
+                        return r;
                 }
         }
 
