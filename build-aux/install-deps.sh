@@ -21,6 +21,11 @@ packages=(
         # uebctl record -o writes CTF through libbabeltrace2's sink.ctf.fs;
         # its test reads the trace back with babeltrace2
         libbabeltrace2-dev babeltrace2
+        # uebctl record -o FILE.dat: its test reads the file back with trace-cmd
+        # and libtracecmd's reading API, and opens it in KernelShark under Xvfb
+        # (xwininfo tells it has loaded; a screenshot with ImageMagick's import;
+        # Qt needs a font)
+        trace-cmd libtracecmd-dev kernelshark xvfb x11-utils imagemagick fonts-dejavu-core
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs

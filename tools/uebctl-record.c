@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl record [--json=MODE] [--count=N] PATTERN...: prints the records of
+/* uebctl record [--json=MODE] [--count=N] [-o PATH] PATTERN...: prints the records of
  * the events whose names match (fnmatch), now or once registered later
  * (RecordMatching), decoded with each event's fields, naming the writer and
  * the time, labelled with what the time is:
@@ -12,7 +12,8 @@
  * thread and the time of the write.
  * The writer's bytes are escaped (text-escape.h): a writer cannot drive the
  * reader's terminal. Ends on SIGINT/SIGTERM, when the stream closes, or
- * after N records. */
+ * after N records. With -o the records go to a file instead: a CTF trace
+ * (uebctl-ctf.h) or a trace.dat file (uebctl-tracedat.h). */
 #include "uebctl.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@
 #include "record-stream.h"
 #include "strbuf.h"
 #include "text-escape.h"
+#include "uebctl-tracedat.h"
 #if HAVE_BABELTRACE2
 #include "uebctl-ctf.h"
 #endif
@@ -310,12 +312,13 @@ static size_t report_matches(const struct known_events *k, char **patterns, size
         return matched;
 }
 
-/* Where records go: lines on stdout, or a CTF trace (-o). */
+/* Where records go: lines on stdout, a CTF trace or a trace.dat file (-o). */
 struct record_output {
         bool json;
 #if HAVE_BABELTRACE2
         struct ctf_writer *ctf;
 #endif
+        struct tracedat_writer *dat;
 };
 
 /* Prints or writes one checked record; 0, or 1 when output failed. */
@@ -330,6 +333,9 @@ static int output_record(struct record_output *out, const struct event_def *def,
                 return ctf_writer_add(out->ctf, h, (const char *) msg + sizeof(*h), h->name_len,
                                       msg + sizeof(*h) + h->name_len, len - sizeof(*h) - h->name_len, def) < 0;
 #endif
+        if (out->dat)
+                return tracedat_writer_add(out->dat, h, (const char *) msg + sizeof(*h), h->name_len,
+                                           msg + sizeof(*h) + h->name_len, len - sizeof(*h) - h->name_len, def) < 0;
         format_record(def, h, msg, len, out->json, &sb);
         text = strbuf_steal(&sb);
         if (!text) {
@@ -386,6 +392,8 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
                         if (out->ctf && ctf_writer_add_lost(out->ctf, h) < 0)
                                 return READ_FAILED;
 #endif
+                        if (out->dat && tracedat_writer_add_lost(out->dat, h) < 0)
+                                return READ_FAILED;
                         continue;
                 }
                 if (h->name_len == 0 || h->name_len > EVENT_NAME_MAX) {
@@ -441,6 +449,50 @@ static int record_loop(int stream, int sigfd, sd_bus *bus, struct known_events *
         }
 }
 
+/* What -o writes: --format, else by the name; a negative exit status on a
+ * usage error. */
+static int output_format(void) {
+        enum uebctl_record_format format = uebctl_opts.format;
+        size_t len;
+
+        if (!uebctl_opts.output) {
+                if (format != UEBCTL_FORMAT_AUTO) {
+                        fprintf(stderr, "error: --format says what -o writes: give -o PATH too\n");
+                        return -2;
+                }
+                return UEBCTL_FORMAT_AUTO;
+        }
+        len = strlen(uebctl_opts.output);
+        if (format == UEBCTL_FORMAT_AUTO)
+                format = len > 4 && strcmp(uebctl_opts.output + len - 4, ".dat") == 0 ? UEBCTL_FORMAT_TRACEDAT :
+                                                                                     UEBCTL_FORMAT_CTF;
+#if !HAVE_BABELTRACE2
+        if (format == UEBCTL_FORMAT_CTF) {
+                fprintf(stderr, "error: this uebctl was built without libbabeltrace2: no CTF traces "
+                                "(-o FILE.dat writes a trace.dat file)\n");
+                return -1;
+        }
+#endif
+        return format;
+}
+
+/* Writes the trace.dat file and says what is in it. */
+static int finish_tracedat(struct tracedat_writer *dat) {
+        uint64_t written = tracedat_writer_written(dat), skipped = tracedat_writer_skipped(dat);
+        uint64_t lost = tracedat_writer_lost(dat);
+
+        if (tracedat_writer_finish(dat) < 0)
+                return -EIO;
+        fprintf(stderr, "Wrote %" PRIu64 " record%s to the trace.dat file %s", written, written == 1 ? "" : "s",
+                uebctl_opts.output);
+        if (skipped)
+                fprintf(stderr, " (%" PRIu64 " skipped: no definition, not valid, or larger than a page)", skipped);
+        if (lost)
+                fprintf(stderr, "; %" PRIu64 " lost, marked as dropped events on the page after them", lost);
+        fputc('\n', stderr);
+        return 0;
+}
+
 int uebctl_record(int argc, char *argv[]) {
         _cleanup_(known_events_done) struct known_events known = {};
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -449,22 +501,20 @@ int uebctl_record(int argc, char *argv[]) {
         sigset_t mask;
         char **patterns = argv + 1;
         size_t n_patterns = (size_t) (argc - 1), matched;
-        int status;
+        int format, status;
 
         if (argc < 2) {
-                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o DIR] PATTERN...\n");
+                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o PATH] [--format=FORMAT] PATTERN...\n");
                 return 2;
         }
         if (check_patterns(patterns, n_patterns) < 0)
                 return 2;
-#if !HAVE_BABELTRACE2
-        if (uebctl_opts.output) {
-                fprintf(stderr, "error: this uebctl was built without libbabeltrace2: -o is not available\n");
-                return 1;
-        }
-#endif
+        format = output_format();
+        if (format < 0)
+                return -format;
         if (uebctl_opts.output && out.json) {
-                fprintf(stderr, "error: --json and --output exclude each other: -o writes a CTF trace\n");
+                fprintf(stderr, "error: --json and --output exclude each other: -o writes a %s\n",
+                        format == UEBCTL_FORMAT_TRACEDAT ? "trace.dat file" : "CTF trace");
                 return 2;
         }
 
@@ -484,8 +534,10 @@ int uebctl_record(int argc, char *argv[]) {
                 return 1;
         if (known_refresh(&known, bus) < 0)
                 return 1;
+        if (format == UEBCTL_FORMAT_TRACEDAT && tracedat_writer_new(uebctl_opts.output, &out.dat) < 0)
+                return 1;
 #if HAVE_BABELTRACE2
-        if (uebctl_opts.output && ctf_writer_new(uebctl_opts.output, &out.ctf) < 0)
+        if (format == UEBCTL_FORMAT_CTF && ctf_writer_new(uebctl_opts.output, &out.ctf) < 0)
                 return 1;
 #endif
         stream = open_stream(bus, patterns, n_patterns);
@@ -494,7 +546,10 @@ int uebctl_record(int argc, char *argv[]) {
                 /* Tell scripts we are attached (the status bytes are set now). */
                 fprintf(stderr, "Recording events matching %zu pattern%s (%zu event%s now)%s%s; Ctrl-C to stop.\n",
                         n_patterns, n_patterns == 1 ? "" : "s", matched, matched == 1 ? "" : "s",
-                        uebctl_opts.output ? " into the CTF trace " : "", uebctl_opts.output ?: "");
+                        !uebctl_opts.output                 ? "" :
+                        format == UEBCTL_FORMAT_TRACEDAT ? " into the trace.dat file " :
+                                                           " into the CTF trace ",
+                        uebctl_opts.output ?: "");
                 status = record_loop(stream, sigfd, bus, &known, &out);
         } else
                 status = 1;
@@ -515,5 +570,7 @@ int uebctl_record(int argc, char *argv[]) {
                 fputc('\n', stderr);
         }
 #endif
+        if (out.dat && finish_tracedat(out.dat) < 0)
+                return 1;
         return status;
 }

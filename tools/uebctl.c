@@ -38,7 +38,7 @@ static const struct uebctl_command commands[] = {
           "fewer when Events= in uebrokerd.conf is lower):\n"
           "  busctl get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker MaxEvents\n",
           UEBCTL_OPT_JSON | UEBCTL_OPT_PAGER, uebctl_status },
-        { "record", "[-n N] [-o DIR] PATTERN...", "print records of events as they arrive, decoded",
+        { "record", "[-n N] [-o PATH] PATTERN...", "print records of events as they arrive, decoded",
           "PATTERN is an event name or a shell pattern (fnmatch: * ? [...]) and also\n"
           "matches events registered after the recording started. One line per record:\n"
           "  [received TIME uid U pid P] NAME: FIELD=VALUE...\n"
@@ -55,8 +55,14 @@ static const struct uebctl_command commands[] = {
           "records (-n N).\n"
           "With -o DIR the records go to a CTF trace in the directory DIR instead (for\n"
           "babeltrace2 and Trace Compass: babeltrace2 DIR): a 1 GHz clock counting from\n"
-          "the epoch, each event with the context { pid, uid } and its fields.\n",
-          UEBCTL_OPT_JSON | UEBCTL_OPT_COUNT | UEBCTL_OPT_OUTPUT, uebctl_record },
+          "the epoch, each event with the context { pid, uid } and its fields.\n"
+          "With -o FILE.dat (or --format=tracedat) they go to a trace.dat file, for\n"
+          "trace-cmd report FILE.dat and KernelShark: one CPU, the records' pages\n"
+          "written in time order when the recording ends, clock mono with the date\n"
+          "offset, so trace-cmd report shows the same UTC seconds as this command;\n"
+          "records lost on the way are marked on the next page (trace-cmd report:\n"
+          "\"CPU:0 [N EVENTS DROPPED]\").\n",
+          UEBCTL_OPT_JSON | UEBCTL_OPT_COUNT | UEBCTL_OPT_OUTPUT | UEBCTL_OPT_FORMAT, uebctl_record },
         { "emit", "'COMMAND' FIELD=VALUE...", "register an event and write one record if enabled",
           "Registers the event COMMAND (NAME followed by its fields, as Register takes\n"
           "it) and, when someone listens, writes one record with the given values.\n"
@@ -83,6 +89,7 @@ static const struct {
         { UEBCTL_OPT_COUNT, "--count" },
         { UEBCTL_OPT_ASK, "--no-ask-password" },
         { UEBCTL_OPT_OUTPUT, "--output" },
+        { UEBCTL_OPT_FORMAT, "--format" },
 };
 
 static void usage(FILE *out) {
@@ -100,7 +107,9 @@ static void usage(FILE *out) {
                 "     --no-legend        no column headers and no summary line\n"
                 "     --no-pager         do not pipe the output into a pager\n"
                 "  -n --count=N          record: stop after N records\n"
-                "  -o --output=DIR       record: write a CTF trace in DIR\n"
+                "  -o --output=PATH      record: write a CTF trace in the directory PATH, or\n"
+                "                        a trace.dat file when PATH ends in .dat\n"
+                "     --format=FORMAT    record -o: ctf or tracedat, whatever the name\n"
                 "     --no-ask-password  delete: polkit may not ask for a password\n"
                 "Without a bus option, $UEBROKER_BUS_ADDRESS is used when set. On a terminal\n"
                 "list and status page through $UEBCTL_PAGER, $PAGER or less.\n\n"
@@ -160,6 +169,7 @@ int main(int argc, char *argv[]) {
                 { "count", required_argument, NULL, 'n' },
                 { "no-ask-password", no_argument, NULL, 'K' },
                 { "output", required_argument, NULL, 'o' },
+                { "format", required_argument, NULL, 'F' },
                 {},
         };
         const struct uebctl_command *command;
@@ -220,11 +230,22 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'o':
                         if (!*optarg) {
-                                fprintf(stderr, "error: --output takes a directory\n");
+                                fprintf(stderr, "error: --output takes a directory or a FILE.dat\n");
                                 return 2;
                         }
                         uebctl_opts.output = optarg;
                         given |= UEBCTL_OPT_OUTPUT;
+                        break;
+                case 'F':
+                        if (strcmp(optarg, "ctf") == 0)
+                                uebctl_opts.format = UEBCTL_FORMAT_CTF;
+                        else if (strcmp(optarg, "tracedat") == 0)
+                                uebctl_opts.format = UEBCTL_FORMAT_TRACEDAT;
+                        else {
+                                fprintf(stderr, "error: --format takes ctf or tracedat, not '%s'\n", optarg);
+                                return 2;
+                        }
+                        given |= UEBCTL_OPT_FORMAT;
                         break;
                 default:
                         fprintf(stderr, "See uebctl --help.\n");

@@ -26,7 +26,15 @@ enum {
         UEBCTL_OPT_PAGER = 1u << 2,     /* --no-pager */
         UEBCTL_OPT_COUNT = 1u << 3,     /* -n/--count=N */
         UEBCTL_OPT_ASK = 1u << 4,       /* --no-ask-password */
-        UEBCTL_OPT_OUTPUT = 1u << 5,    /* -o/--output=DIR */
+        UEBCTL_OPT_OUTPUT = 1u << 5,    /* -o/--output=PATH */
+        UEBCTL_OPT_FORMAT = 1u << 6,    /* --format=ctf|tracedat */
+};
+
+/* What record -o writes. */
+enum uebctl_record_format {
+        UEBCTL_FORMAT_AUTO,     /* by the name: *.dat a trace.dat file, else CTF */
+        UEBCTL_FORMAT_CTF,      /* a CTF trace, a directory */
+        UEBCTL_FORMAT_TRACEDAT, /* a trace.dat file (trace-cmd, KernelShark) */
 };
 
 /* The options given on the command line, wherever they stood. */
@@ -36,7 +44,8 @@ struct uebctl_options {
         bool pager;
         bool ask_password;
         unsigned long long count;       /* 0: no limit */
-        const char *output;             /* record -o DIR: a CTF trace */
+        const char *output;             /* record -o PATH: a CTF trace or a trace.dat file */
+        enum uebctl_record_format format;       /* --format */
 };
 extern struct uebctl_options uebctl_opts;
 

@@ -18,25 +18,7 @@ if "$UEBCTL" record --json -o "$dir/probe" x 2>&1 | grep -q "built without libba
         exit 77
 fi
 
-failures=0
-pids=()
-ok() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-wait_recording() { # FILE PID
-        for _ in $(seq 1 200); do
-                grep -q '^Recording' "$1" 2>/dev/null && return 0
-                kill -0 "$2" 2>/dev/null || break
-                sleep 0.05
-        done
-        fail "recorder did not attach: $(cat "$1" 2>/dev/null)"
-        return 1
-}
-wait_exit() { # PID: its exit status
-        for _ in $(seq 1 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
-        wait "$1"
-}
+. "$(dirname "$0")/recorder-lib.sh"
 
 start="$(date +%s)"
 # The same records into a CTF trace and as text lines, by two recorders.
@@ -116,28 +98,12 @@ echo "$out" | grep -q 'ctf_a: { pid = [0-9]*, uid = [0-9]* }, { a = 99, n = 0, b
 # A recorder too slow (stopped) loses records: the LOST notice is in the
 # trace, as an event of its own where the records are missing, with its
 # count, so a reader of the file can tell.
-"$UEBCTL" record -o "$dir/trace3" 'ctf_lost' >"$dir/ctf3.out" 2>"$dir/ctf3.err" &
-ctf_pid=$!
-pids+=("$ctf_pid")
-wait_recording "$dir/ctf3.err" "$ctf_pid"
-kill -STOP "$ctf_pid"
-big="$(head -c 30000 /dev/zero | tr '\0' x)"
-for i in $(seq 1 40); do
-        "$UEBCTL" emit 'ctf_lost u32 i; __data_loc char[] s' i="$i" s="$big" >/dev/null || fail "emit ctf_lost $i"
-done
-kill -CONT "$ctf_pid"
-sleep 1
-"$UEBCTL" emit 'ctf_lost u32 i; __data_loc char[] s' i=99 s=after >/dev/null || fail "emit after the loss"
-sleep 1
-kill -TERM "$ctf_pid"
-wait_exit "$ctf_pid"; rc=$?
-pids=()
+record_through_loss ctf_lost "$dir/ctf3.err" -o "$dir/trace3"; rc=$?
 [ "$rc" -eq 0 ] && ok "record -o of a lossy stream exits 0" || fail "record -o, lossy: status $rc: $(cat "$dir/ctf3.err")"
 grep -q "lost, written as uebroker:lost events" "$dir/ctf3.err" && ok "record -o says how many were lost" ||
         fail "record -o summary of a lossy stream: $(cat "$dir/ctf3.err")"
 babeltrace2 --no-delta "$dir/trace3" >"$dir/bt3.out" 2>"$dir/bt3.err" || fail "babeltrace2 on the lossy trace: $(cat "$dir/bt3.err")"
-python3 - "$dir/bt3.out" "$dir/ctf3.err" <<'PY' && ok "babeltrace2 shows the loss: uebroker:lost events whose counts add up to what uebctl said" ||
-        fail "lossy trace: $(grep -v 'ctf_lost: ' "$dir/bt3.out" | head -5) / $(cat "$dir/ctf3.err")"
+python3 - "$dir/bt3.out" "$dir/ctf3.err" <<'PY' && ok "babeltrace2 shows the loss: uebroker:lost events whose counts add up to what uebctl said" || fail "lossy trace: $(grep -v 'ctf_lost: ' "$dir/bt3.out" | head -5) / $(cat "$dir/ctf3.err")"
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
 lost = [int(m.group(1)) for m in (re.search(r"uebroker:lost: .*\{ count = (\d+) \}$", l) for l in lines) if m]
@@ -149,5 +115,4 @@ assert len(kept) + sum(lost) == 41, (len(kept), lost)
 assert kept[-1].endswith('{ i = 99, s = "after" }'), kept[-1]
 PY
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

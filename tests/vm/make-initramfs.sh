@@ -5,7 +5,7 @@
 #
 # Packs the vm tier's initramfs (gzip'ed newc cpio) into OUTPUT: static
 # busybox; the project's uebrokerd, uebctl, libuebroker, vm-client and vm-perf from
-# BUILD_DIR; a real system bus (dbus-daemon, the distribution's system.conf,
+# BUILD_DIR; trace-cmd; a real system bus (dbus-daemon, the distribution's system.conf,
 # the project's dbus/org.uebroker1.conf), a real polkitd with the
 # distribution's rules and the project's polkit/org.uebroker1.policy; every
 # binary's libraries as ldd lists them; users root, messagebus, polkitd and
@@ -80,9 +80,10 @@ for bin in "$@"; do
         copy_bin "$bin" "/usr/libexec/uebroker-vm/$(basename "$bin")"
 done
 
-# system bus and polkit, clients for the scenario
+# system bus and polkit, clients for the scenario; trace-cmd reads what
+# uebctl record -o FILE.dat writes
 copy_bin "$dbus_daemon"
-for tool in /usr/bin/dbus-send /usr/bin/busctl; do
+for tool in /usr/bin/dbus-send /usr/bin/busctl /usr/bin/trace-cmd; do
         copy_bin "$tool"
 done
 copy_bin "$polkitd"

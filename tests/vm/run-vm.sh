@@ -60,6 +60,7 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing 
 [ -x /usr/bin/dbus-daemon ] || skip "dbus-daemon is missing (apt-get install dbus-daemon)"
 [ -x /usr/lib/polkit-1/polkitd ] || skip "polkitd is missing (apt-get install polkitd)"
 command -v busctl >/dev/null && command -v dbus-send >/dev/null || skip "busctl or dbus-send is missing (systemd, dbus-bin)"
+command -v trace-cmd >/dev/null || skip "trace-cmd is missing (apt-get install trace-cmd): the guest reads uebctl's trace.dat with it"
 for f in daemon/uebrokerd tools/uebctl tests/vm/vm-client tests/vm/vm-perf tests/vm/vm-grant; do
         [ -x "$build/$f" ] || { echo "not built: $build/$f" >&2; exit 1; }
 done

@@ -161,6 +161,40 @@ check "the stream's end removes its tracefs instance" not instances
 r=$(emit a=1 b=off)
 check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: not enabled"
 
+# 9b-dat. uebctl record -o FILE.dat on the kernel: a trace.dat file built from
+#     the kernel's records (uebctl-tracedat.h: their ftrace time, the
+#     writing thread) that trace-cmd report reads, beside a JSON recorder:
+#     the same thread and time (its DATE offset is uebctl's, the stream's
+#     is the broker's: within 20 ms, two readings of two clocks each under TCG).
+dat=/tmp/record.dat
+uebctl record --count=2 -o $dat $EV > /tmp/record-dat.err 2>&1 &
+dat_pid=$!
+uebctl record --count=2 --json=short $EV > /tmp/record-dat.json 2>/dev/null &
+json_pid=$!
+waitfor 100 test "$(instances | wc -l)" -ge 2
+emit a=21 b=dat1 >&2
+emit a=22 b=dat2 >&2
+waitfor 100 not kill -0 $dat_pid
+waitfor 50 not kill -0 $json_pid
+info "uebctl record -o $dat: $(cat /tmp/record-dat.err)"
+check "uebctl record -o FILE.dat writes two records from the kernel's trace" \
+        grep -q "^Wrote 2 records to the trace.dat file $dat\$" /tmp/record-dat.err
+trace-cmd report -t $dat > /tmp/record-dat.report 2>&1
+info "trace-cmd report $dat: $(cat /tmp/record-dat.report)"
+check "trace-cmd report reads it: '$EV: a=21 b=dat1', then a=22 b=dat2" \
+        test "$(grep -Ec " $EV: +a=2[12] b=dat[12]\$" /tmp/record-dat.report)" = 2
+dat_line=$(grep -E " $EV: +a=21 b=dat1\$" /tmp/record-dat.report)
+json_line=$(grep '"a":21' /tmp/record-dat.json)
+dat_tid=$(echo "$dat_line" | sed -n 's/^ *<\.\.\.>-\([0-9]*\) .*/\1/p')
+json_tid=$(echo "$json_line" | sed -n 's/.*"tid":\([0-9]*\).*/\1/p')
+dat_ns=$(echo "$dat_line" | sed -n 's/.*\] \([0-9]*\)\.\([0-9]\{9\}\): .*/\1\2/p')
+json_ns=$(echo "$json_line" | sed -n 's/.*"timestamp_ns":\([0-9]*\).*/\1/p')
+diff_ns=$(( ${dat_ns:-0} - ${json_ns:-0} ))
+check "the file's record has the writing thread ($dat_tid) and time ($dat_ns) the JSON recorder has ($json_tid, $json_ns)" \
+        test -n "$dat_tid" -a "$dat_tid" = "$json_tid" -a -n "$dat_ns" -a -n "$json_ns" \
+        -a "$diff_ns" -lt 20000000 -a "$diff_ns" -gt -20000000
+waitfor 50 not instances
+
 # 9b'. RecordMatching on the kernel: a pattern recording started before its
 #      events exist takes each event registered later (two here: more than
 #      one event in one instance), and both reach the consumer.
