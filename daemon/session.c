@@ -294,8 +294,13 @@ struct session *session_free(struct session *s) {
         reg = s->registry;
 
         /* The provider reads what the client still had queued first, while
-         * every bound event is still there. */
+         * every bound event is still there. A grant is withdrawn in the
+         * kernel too: the client may keep its data fd after leaving the
+         * bus, and must not go on registering or writing on it (the
+         * provider logs a failure; the session goes all the same). */
         if (s->provider_session) {
+                for (unsigned i = 0; i < s->n_granted; i++)
+                        (void) provider_link_withdraw(reg->link, s->provider_session, s->granted[i]->provider_event);
                 user_charges_release(reg->charges, s->uid, CHARGE_RING_BYTES, s->ring_bytes);
                 provider_link_session_close(reg->link, s->provider_session);
                 user_charges_release(reg->charges, s->uid, CHARGE_CLIENTS, 1);

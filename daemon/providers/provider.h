@@ -318,7 +318,8 @@ struct provider_ops {
         /**
          * session_withdraw() - undo session_grant() of @ev
          *
-         * Optional, as session_grant. What the client registered of @ev
+         * Optional, as session_grant. The broker also withdraws every
+         * grant of a session before session_free(). What the client registered of @ev
          * is cut off too (the kernel's rule: its write index fails, its
          * enable bit is cleared).
          * Return: 0, or negative errno with the grant kept (-ENOMEM).

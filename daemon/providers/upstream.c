@@ -84,11 +84,6 @@ struct provider_session {
          * granted something, a granting handle. -EBADF on stock kernels. */
         int handle_fd;
         bool granting;
-        /* Granted on the granting handle (DIAG_IOCSGRANT): withdrawn when
-         * the session ends, since the client may keep its copy of the
-         * handle after it left the bus. */
-        struct provider_event **granted;
-        size_t n_granted;
         int page_ro_fd;         /* read-only descriptor handed to the client */
         uint8_t *page;          /* read-write, ours: the kernel's enable bits land here */
         /* The broker's table (write-indexes.h), the same numbers as the
@@ -454,16 +449,6 @@ static void upstream_session_free(struct provider *p, struct provider_session *s
         }
         if (s->page && !keep_page)
                 munmap(s->page, STATUS_PAGE_SIZE);
-        /* What the client registered itself is cut off with its session:
-         * it cannot go on registering or writing on a handle it kept. */
-        for (size_t i = 0; i < s->n_granted; i++) {
-                int r = grant_request(s, UPSTREAM_DIAG_IOCSREVOKE, s->granted[i]);
-
-                if (r < 0 && r != -ENOENT)
-                        log_warning_errno(r, "Cannot withdraw %s from %s as it leaves: %m", s->granted[i]->def->name,
-                                          s->bus_name);
-        }
-        free(s->granted);
 
         LIST_REMOVE(sessions, p->sessions, s);
 
@@ -610,7 +595,6 @@ static int upstream_session_unregister(struct provider *p, struct provider_sessi
 }
 
 static int upstream_session_grant(struct provider *p, struct provider_session *s, struct provider_event *ev) {
-        struct provider_event **granted;
         int r;
 
         if (!p->handles)
@@ -626,17 +610,9 @@ static int upstream_session_grant(struct provider *p, struct provider_session *s
                 s->handle_fd = r;
                 s->granting = true;
         }
-        granted = reallocarray(s->granted, s->n_granted + 1, sizeof(*granted));
-        if (!granted)
-                return -ENOMEM;
-        s->granted = granted;
         /* EADDRINUSE: the kernel has the name with other fields; EMFILE:
          * user_events_max; the grant creates the event if needed. */
-        r = grant_request(s, UPSTREAM_DIAG_IOCSGRANT, ev);
-        if (r < 0)
-                return r;
-        s->granted[s->n_granted++] = ev;
-        return 0;
+        return grant_request(s, UPSTREAM_DIAG_IOCSGRANT, ev);
 }
 
 static int upstream_session_withdraw(struct provider *p, struct provider_session *s, struct provider_event *ev) {
@@ -649,11 +625,6 @@ static int upstream_session_withdraw(struct provider *p, struct provider_session
          * all the same. */
         if (r < 0 && r != -ENOENT)
                 return log_error_errno(r, "Cannot withdraw %s from %s: %m", ev->def->name, s->bus_name);
-        for (size_t i = 0; i < s->n_granted; i++)
-                if (s->granted[i] == ev) {
-                        s->granted[i] = s->granted[--s->n_granted];
-                        break;
-                }
         return 0;
 }
 
