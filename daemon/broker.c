@@ -1000,8 +1000,10 @@ static int check_record_pattern(const char *pattern, size_t index, void *userdat
 }
 
 /* RecordMatching(as patterns): as Record, for the events whose names match
- * a pattern now and those registered later. None need match yet. */
-static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+ * a pattern now and those registered later. None need match yet.
+ * RecordKernelPages(as patterns) (@kernel_pages): the same events, the
+ * stream carrying the kernel's ring-buffer pages (uebroker-record.h). */
+static int record_matching(struct broker *b, sd_bus_message *m, bool kernel_pages, sd_bus_error *error) {
         _cleanup_free_ struct provider_event **events = NULL;
         _cleanup_free_ const char **patterns = NULL;
         struct provider_stream_owner owner = {};
@@ -1041,13 +1043,24 @@ static int record_matching(struct broker *b, sd_bus_message *m, sd_bus_error *er
         r = stream_charge_take(b, s, &owner, error);
         if (r < 0)
                 return r;
+        if (kernel_pages) {
+                fd = provider_link_record_kernel_pages(&b->link, events, n_events, patterns, n, &owner);
+                return reply_record_stream(b, s, m, fd, &owner,
+                                           "has no kernel ring buffer to take pages from; use RecordMatching "
+                                           "(uebctl record -o FILE.dat then builds the pages from the records)",
+                                           error);
+        }
         fd = provider_link_record_matching(&b->link, events, n_events, patterns, n, &owner);
         return reply_record_stream(b, s, m, fd, &owner, "cannot follow events registered later; use Record with names",
                                    error);
 }
 
 static int method_record_matching(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, record_matching(userdata, m, error), error);
+        return refused(userdata, m, record_matching(userdata, m, false, error), error);
+}
+
+static int method_record_kernel_pages(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, record_matching(userdata, m, true, error), error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -1200,6 +1213,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "as", SD_BUS_PARAM(patterns),
                                  "h", SD_BUS_PARAM(record_fd),
                                  method_record_matching, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("RecordKernelPages",
+                                 "as", SD_BUS_PARAM(patterns),
+                                 "h", SD_BUS_PARAM(record_fd),
+                                 method_record_kernel_pages, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 

@@ -152,3 +152,11 @@ int provider_link_record_matching(struct provider_link *l, struct provider_event
                 return -EOPNOTSUPP;
         return l->ops->record_matching(l->provider, events, n_events, patterns, n_patterns, owner);
 }
+
+int provider_link_record_kernel_pages(struct provider_link *l, struct provider_event *const *events,
+                                      size_t n_events, const char *const *patterns, size_t n_patterns,
+                                      const struct provider_stream_owner *owner) {
+        if (!l->ops->record_kernel_pages)
+                return -EOPNOTSUPP;
+        return l->ops->record_kernel_pages(l->provider, events, n_events, patterns, n_patterns, owner);
+}

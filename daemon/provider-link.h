@@ -83,3 +83,8 @@ void provider_link_session_ring_close(struct provider_link *l, struct provider_s
 int provider_link_record_matching(struct provider_link *l, struct provider_event *const *events, size_t n_events,
                                   const char *const *patterns, size_t n_patterns,
                                   const struct provider_stream_owner *owner);
+/* As provider_link_record_matching(), the kernel's pages as they are
+ * (provider_ops.record_kernel_pages); -EOPNOTSUPP without a kernel ring. */
+int provider_link_record_kernel_pages(struct provider_link *l, struct provider_event *const *events,
+                                      size_t n_events, const char *const *patterns, size_t n_patterns,
+                                      const struct provider_stream_owner *owner);

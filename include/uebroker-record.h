@@ -34,6 +34,23 @@
  * last such notice because the consumer read too slowly; it stands where
  * they went missing. Consumers ignore flag bits they do not know. recv()
  * returning 0 means the broker closed the stream.
+ *
+ * A stream from RecordKernelPages() (kernel providers only) carries the
+ * kernel's ring buffer as trace-cmd records it, instead of one record per
+ * event:
+ * - UEB_RECORD_FLAG_KERNEL_HEADER: name "header_page" or "header_event",
+ *   the payload that file of the broker's tracefs instance (text, no NUL).
+ *   Both come first.
+ * - UEB_RECORD_FLAG_KERNEL_FORMAT: name an event's, the payload its format
+ *   file (events/user_events/NAME/format, with the ID its records carry as
+ *   their type). Sent when the event joins the stream, before any page
+ *   with its records; never counted as lost: if the consumer has no room
+ *   then, it comes before a later page.
+ * - UEB_RECORD_FLAG_KERNEL_PAGE: no name; the payload one sub-buffer of
+ *   CPU @cpu as per_cpu/cpuN/trace_pipe_raw returns it (its header says
+ *   how much of it holds events, and whether the kernel dropped events
+ *   before it). Pages of one CPU arrive in order. A LOST notice counts
+ *   pages the consumer was too slow to take.
  */
 
 #include <stdint.h>
@@ -50,6 +67,10 @@
  * ring: claimed, not verified (any thread id, any time). pid, uid and
  * timestamp_ns are the broker's own, whatever this flag says. */
 #define UEB_RECORD_FLAG_WRITER_CLAIMED (1u << 2)
+/* RecordKernelPages() streams (above). */
+#define UEB_RECORD_FLAG_KERNEL_HEADER (1u << 3)
+#define UEB_RECORD_FLAG_KERNEL_FORMAT (1u << 4)
+#define UEB_RECORD_FLAG_KERNEL_PAGE (1u << 5)
 /* The uid of a record whose path does not carry it (the kernel's trace). */
 #define UEB_RECORD_UID_UNKNOWN UINT32_MAX
 
@@ -62,7 +83,7 @@
 
 struct ueb_record_header {
         uint32_t length;        /* bytes  0- 3: header + name + payload, without padding */
-        uint16_t name_len;      /* bytes  4- 5: 1..255; 0 in a lost notice */
+        uint16_t name_len;      /* bytes  4- 5: 1..255; 0 in a lost notice or a page */
         uint16_t flags;         /* bytes  6- 7: UEB_RECORD_FLAG_* */
         uint32_t pid;           /* bytes  8-11: writer's pid (thread id with KERNEL_TRACE) */
         uint32_t uid;           /* bytes 12-15: writer's uid, or UEB_RECORD_UID_UNKNOWN */
@@ -71,7 +92,8 @@ struct ueb_record_header {
         uint64_t lost_count;    /* bytes 24-31: only with UEB_RECORD_FLAG_LOST, else 0 */
         uint32_t tid;           /* bytes 32-35: the writing thread, where the path knows
                                  * it (a ring, the kernel's trace), else 0 */
-        uint32_t reserved;      /* bytes 36-39: 0 */
+        uint32_t cpu;           /* bytes 36-39: the CPU whose ring buffer held it
+                                 * (KERNEL_TRACE, KERNEL_PAGE), else 0 */
         uint64_t write_monotonic_ns;    /* bytes 40-47: CLOCK_MONOTONIC at the write, as perf
                                          * and ftrace stamp, where known, else 0 */
 };

@@ -245,13 +245,26 @@ static int call_record(sd_bus *bus, const char *method, char **args, sd_bus_erro
 }
 
 /* RecordMatching(@patterns); a provider that cannot follow new events
- * (NotSupported) still records plain names that exist, through Record. */
-static int open_stream(sd_bus *bus, char **patterns, size_t n) {
+ * (NotSupported) still records plain names that exist, through Record.
+ * With @kernel_pages (a trace.dat file), RecordKernelPages first: the
+ * kernel's own pages where the provider has them. */
+static int open_stream(sd_bus *bus, char **patterns, size_t n, bool kernel_pages) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *method = "RecordMatching";
         bool globs = false;
         int fd;
 
+        if (kernel_pages) {
+                fd = call_record(bus, "RecordKernelPages", patterns, &error);
+                if (fd >= 0)
+                        return fd;
+                if (!sd_bus_error_has_names(&error, BROKER_ERROR_NOT_SUPPORTED, SD_BUS_ERROR_UNKNOWN_METHOD)) {
+                        uebctl_call_failed("RecordKernelPages", fd, &error);
+                        return fd;
+                }
+                fprintf(stderr, "note: %s; building the file's pages from the records\n", error.message);
+                sd_bus_error_free(&error);
+        }
         for (size_t i = 0; i < n; i++)
                 globs = globs || event_pattern_is_glob(patterns[i]);
         fd = call_record(bus, method, patterns, &error);
@@ -396,6 +409,34 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
                                 return READ_FAILED;
                         continue;
                 }
+                if (h->flags & (UEB_RECORD_FLAG_KERNEL_HEADER | UEB_RECORD_FLAG_KERNEL_FORMAT)) {
+                        if (!out->dat) {
+                                fprintf(stderr, "warning: skipped a kernel page stream's description\n");
+                                continue;
+                        }
+                        if (tracedat_writer_add_kernel_file(out->dat, h->flags, rec.name, h->name_len,
+                                                            (const char *) rec.payload, rec.payload_len) < 0) {
+                                fprintf(stderr, "error: out of memory\n");
+                                return READ_FAILED;
+                        }
+                        continue;
+                }
+                if (h->flags & UEB_RECORD_FLAG_KERNEL_PAGE) {
+                        int events = out->dat ? tracedat_writer_add_kernel_page(out->dat, h, rec.payload,
+                                                                                rec.payload_len) :
+                                                -EINVAL;
+
+                        if (events == -EINVAL)
+                                fprintf(stderr, "warning: skipped a malformed kernel page of %zu bytes\n",
+                                        rec.payload_len);
+                        else if (events < 0)
+                                return READ_FAILED;
+                        /* --count: the page that holds the Nth record is the last. */
+                        *seen += events > 0 ? (unsigned) events : 0;
+                        if (uebctl_opts.count && *seen >= uebctl_opts.count)
+                                return READ_DONE;
+                        continue;
+                }
                 if (h->name_len == 0 || h->name_len > EVENT_NAME_MAX) {
                         fprintf(stderr, "warning: skipped a malformed record of %" PRIu32 " bytes\n", h->length);
                         continue;
@@ -479,16 +520,28 @@ static int output_format(void) {
 /* Writes the trace.dat file and says what is in it. */
 static int finish_tracedat(struct tracedat_writer *dat) {
         uint64_t written = tracedat_writer_written(dat), skipped = tracedat_writer_skipped(dat);
-        uint64_t lost = tracedat_writer_lost(dat);
+        uint64_t lost = tracedat_writer_lost(dat), pages = tracedat_writer_kernel_pages(dat);
+        unsigned cpus = tracedat_writer_kernel_cpus(dat);
 
         if (tracedat_writer_finish(dat) < 0)
                 return -EIO;
         fprintf(stderr, "Wrote %" PRIu64 " record%s to the trace.dat file %s", written, written == 1 ? "" : "s",
                 uebctl_opts.output);
-        if (skipped)
-                fprintf(stderr, " (%" PRIu64 " skipped: no definition, not valid, or larger than a page)", skipped);
-        if (lost)
-                fprintf(stderr, "; %" PRIu64 " lost, marked as dropped events on the page after them", lost);
+        if (pages) {
+                fprintf(stderr, " in the kernel's pages (%" PRIu64 " page%s of %u CPU%s)", pages,
+                        pages == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
+                if (skipped)
+                        fprintf(stderr, " (%" PRIu64 " malformed skipped)", skipped);
+                if (lost)
+                        fprintf(stderr, "; %" PRIu64 " pages lost, marked as dropped events on each CPU's next page",
+                                lost);
+        } else {
+                if (skipped)
+                        fprintf(stderr, " (%" PRIu64 " skipped: no definition, not valid, or larger than a page)",
+                                skipped);
+                if (lost)
+                        fprintf(stderr, "; %" PRIu64 " lost, marked as dropped events on the page after them", lost);
+        }
         fputc('\n', stderr);
         return 0;
 }
@@ -540,7 +593,7 @@ int uebctl_record(int argc, char *argv[]) {
         if (format == UEBCTL_FORMAT_CTF && ctf_writer_new(uebctl_opts.output, &out.ctf) < 0)
                 return 1;
 #endif
-        stream = open_stream(bus, patterns, n_patterns);
+        stream = open_stream(bus, patterns, n_patterns, format == UEBCTL_FORMAT_TRACEDAT);
         if (stream >= 0) {
                 matched = report_matches(&known, patterns, n_patterns);
                 /* Tell scripts we are attached (the status bytes are set now). */

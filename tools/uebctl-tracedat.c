@@ -5,7 +5,8 @@
  * offset) in memory; finishing sorts the index and writes the file: the
  * header parts (trace-cmd.dat.v6(5), in its order), then the pages of the
  * one CPU at a page-aligned offset, which is written into the flyrecord
- * entry last. */
+ * entry last. Kernel pages go to the spool as they are, with an index of
+ * (CPU, spool offset); finishing writes each CPU's in the order they came. */
 #include "uebctl-tracedat.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <traceevent/kbuffer.h>
 
 #include "cleanup.h"
 #include "fd-util.h"
@@ -32,6 +34,12 @@
 /* Event IDs are the u16 common_type of each record. */
 #define TRACEDAT_EVENT_ID_MAX UINT16_MAX
 #define TRACEDAT_SYSTEM "user_events"
+/* Bounds on what a stream may make us keep. */
+#define TRACEDAT_KERNEL_PAGE_MAX (1u << 20)
+#define TRACEDAT_CPU_MAX 4096u
+#define TRACEDAT_COMMS_MAX 65536u
+/* TASK_COMM_LEN */
+#define TRACEDAT_COMM_MAX 16u
 
 /* A spooled record; its payload follows, padded to 8 bytes. id 0: a LOST
  * notice of lost records. */
@@ -56,6 +64,25 @@ struct tracedat_event {
         char *format;           /* its format file, with its ID */
 };
 
+/* A kernel format file, by event name. */
+struct kernel_format {
+        char *name;
+        char *text;
+};
+
+/* A spooled kernel page. */
+struct kernel_page {
+        uint64_t offset;        /* in the spool */
+        uint32_t cpu;
+        bool missed;            /* a LOST notice came before it */
+};
+
+/* A writer's name, for saved_cmdlines. */
+struct comm {
+        uint32_t pid;
+        char name[TRACEDAT_COMM_MAX];   /* "" when it could not be read */
+};
+
 struct tracedat_writer {
         char *path;
         FILE *out;
@@ -74,6 +101,25 @@ struct tracedat_writer {
         uint64_t skipped;
         uint64_t lost;
         bool failed;
+
+        /* From a RecordKernelPages stream: set by its first description or page. */
+        bool kernel;
+        char *kernel_header_page;
+        char *kernel_header_event;
+        struct kernel_format *formats;
+        size_t n_formats;
+        struct kernel_page *pages;
+        size_t n_pages;
+        size_t allocated_pages;
+        size_t kernel_page_size;        /* of the first page */
+        unsigned n_cpus;                /* the highest CPU seen + 1 */
+        uint8_t *missed_next;           /* per CPU (TRACEDAT_CPU_MAX): a LOST notice for its next page */
+        struct kbuffer *kbuf;
+        uint8_t *scratch;
+
+        struct comm *comms;             /* sorted by pid */
+        size_t n_comms;
+        size_t allocated_comms;
 };
 
 static int64_t realtime_minus_monotonic_us(void) {
@@ -97,6 +143,19 @@ static void tracedat_writer_free(struct tracedat_writer *w) {
         }
         free(w->events);
         free(w->index);
+        free(w->kernel_header_page);
+        free(w->kernel_header_event);
+        for (size_t i = 0; i < w->n_formats; i++) {
+                free(w->formats[i].name);
+                free(w->formats[i].text);
+        }
+        free(w->formats);
+        free(w->pages);
+        free(w->missed_next);
+        if (w->kbuf)
+                kbuffer_free(w->kbuf);
+        free(w->scratch);
+        free(w->comms);
         free(w->path);
         free(w);
 }
@@ -158,6 +217,11 @@ int tracedat_writer_new(const char *path, struct tracedat_writer **ret) {
                 r = errno ? -errno : -ENOMEM;
                 fprintf(stderr, "error: cannot create a spool file beside %s: %s\n", path, strerror(-r));
                 return r;
+        }
+        w->missed_next = calloc(TRACEDAT_CPU_MAX, 1);
+        if (!w->missed_next) {
+                fprintf(stderr, "error: out of memory\n");
+                return -ENOMEM;
         }
         w->page_size = (size_t) getpagesize();
         w->realtime_offset_ns = (uint64_t) realtime_minus_monotonic_us() * 1000u;
@@ -228,6 +292,68 @@ static int spool_append(struct tracedat_writer *w, const struct spooled *s, cons
         return 0;
 }
 
+static int compare_comm(const void *a, const void *b) {
+        const struct comm *x = a, *y = b;
+
+        return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Learns @pid's name from /proc, once: a writer names itself (prctl), so
+ * what is not printable becomes '?' (trace-cmd report prints it as it is). */
+static void comm_note(struct tracedat_writer *w, uint32_t pid) {
+        struct comm key = { .pid = pid }, *at;
+        char path[32];
+        size_t i;
+        ssize_t n;
+        int fd;
+
+        if (pid == 0 || bsearch(&key, w->comms, w->n_comms, sizeof(key), compare_comm) ||
+            w->n_comms >= TRACEDAT_COMMS_MAX)
+                return;
+        if (w->n_comms == w->allocated_comms) {
+                size_t grow = w->allocated_comms ? w->allocated_comms * 2 : 64;
+                struct comm *grown = reallocarray(w->comms, grow, sizeof(*grown));
+
+                if (!grown)
+                        return;         /* unnamed: the file is still right */
+                w->comms = grown;
+                w->allocated_comms = grow;
+        }
+        snprintf(path, sizeof(path), "/proc/%" PRIu32 "/comm", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        n = fd < 0 ? -1 : read(fd, key.name, sizeof(key.name) - 1);
+        safe_close(fd);
+        key.name[n > 0 ? n : 0] = '\0';
+        key.name[strcspn(key.name, "\n")] = '\0';
+        for (char *c = key.name; *c; c++)
+                if ((unsigned char) *c < 0x20 || (unsigned char) *c >= 0x7f)
+                        *c = '?';
+        for (i = w->n_comms; i > 0 && w->comms[i - 1].pid > pid; i--)
+                ;
+        at = &w->comms[i];
+        memmove(at + 1, at, (w->n_comms - i) * sizeof(*at));
+        *at = key;
+        w->n_comms++;
+}
+
+/* saved_cmdlines: "PID COMM" lines, as the kernel's file. */
+static char *comms_text(const struct tracedat_writer *w) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < w->n_comms; i++)
+                if (w->comms[i].name[0])
+                        fprintf(f, "%" PRIu32 " %s\n", w->comms[i].pid, w->comms[i].name);
+        if (fclose(f) != 0) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
 int tracedat_writer_add(struct tracedat_writer *w, const struct ueb_record_header *h, const char *name,
                         size_t name_len, const uint8_t *payload, size_t payload_len, const struct event_def *def) {
         struct spooled s;
@@ -237,7 +363,7 @@ int tracedat_writer_add(struct tracedat_writer *w, const struct ueb_record_heade
         /* The record must be what the definition says, and fit a page
          * with its 8-byte common header, an 8-byte event header and
          * padding to 4 bytes. */
-        if (!def || strlen(def->name) != name_len || memcmp(def->name, name, name_len) != 0 ||
+        if (w->kernel || !def || strlen(def->name) != name_len || memcmp(def->name, name, name_len) != 0 ||
             event_def_validate_payload(def, payload, payload_len) < 0 ||
             EVENT_COMMON_HEADER_SIZE + payload_len + 11u > w->page_size - TRACEDAT_PAGE_HEADER_SIZE - sizeof(long) ||
             (id = event_id(w, def)) == 0) {
@@ -257,6 +383,7 @@ int tracedat_writer_add(struct tracedat_writer *w, const struct ueb_record_heade
         r = spool_append(w, &s, payload);
         if (r < 0)
                 return r;
+        comm_note(w, s.pid);
         if (s.ts > w->latest_ts)
                 w->latest_ts = s.ts;
         w->written++;
@@ -266,11 +393,170 @@ int tracedat_writer_add(struct tracedat_writer *w, const struct ueb_record_heade
 int tracedat_writer_add_lost(struct tracedat_writer *w, const struct ueb_record_header *h) {
         /* After every record that came before it. */
         struct spooled s = { .ts = w->latest_ts, .lost = h->lost_count };
-        int r = spool_append(w, &s, NULL);
+        int r;
+
+        if (w->kernel) {
+                /* Pages of any CPU may be what went missing. */
+                memset(w->missed_next, 1, TRACEDAT_CPU_MAX);
+                w->lost += h->lost_count;
+                return 0;
+        }
+        r = spool_append(w, &s, NULL);
 
         if (r >= 0)
                 w->lost += h->lost_count;
         return r;
+}
+
+/* The first description or page makes the file the kernel's; after
+ * records were spooled, they stay what it holds. */
+static bool kernel_mode(struct tracedat_writer *w) {
+        if (w->kernel)
+                return true;
+        if (w->n_index > 0)
+                return false;
+        w->kernel = true;
+        return true;
+}
+
+/* The event ID a format file states ("ID: N"), or -1. */
+static int format_id(const char *text) {
+        const char *line = strstr(text, "\nID: ");
+        unsigned id;
+
+        if (strncmp(text, "ID: ", 4) == 0)
+                line = text - 1;
+        if (!line || sscanf(line + 5, "%u", &id) != 1 || id == 0 || id > TRACEDAT_EVENT_ID_MAX)
+                return -1;
+        return (int) id;
+}
+
+int tracedat_writer_add_kernel_file(struct tracedat_writer *w, uint16_t flags, const char *name, size_t name_len,
+                                    const char *text, size_t text_len) {
+        _cleanup_free_ char *copy = NULL, *key = NULL;
+        struct kernel_format *grown;
+        char **slot = NULL;
+
+        if (!kernel_mode(w)) {
+                w->skipped++;
+                return 0;
+        }
+        copy = strndup(text, text_len);
+        key = strndup(name, name_len);
+        if (!copy || !key)
+                return -ENOMEM;
+        if (flags & UEB_RECORD_FLAG_KERNEL_HEADER) {
+                if (strcmp(key, "header_page") == 0)
+                        slot = &w->kernel_header_page;
+                else if (strcmp(key, "header_event") == 0)
+                        slot = &w->kernel_header_event;
+                if (!slot)
+                        return 0;       /* a header we do not know */
+                free(*slot);
+                *slot = TAKE_PTR(copy);
+                return 0;
+        }
+        if (format_id(copy) < 0 || strchr(key, '/')) {
+                fprintf(stderr, "warning: the broker's format file of %s has no event ID: its records stay "
+                                "undecoded\n", key);
+                return 0;
+        }
+        for (size_t i = 0; i < w->n_formats; i++)
+                if (strcmp(w->formats[i].name, key) == 0) {
+                        free(w->formats[i].text);
+                        w->formats[i].text = TAKE_PTR(copy);
+                        return 0;
+                }
+        if (w->n_formats >= TRACEDAT_EVENT_ID_MAX)
+                return 0;
+        grown = reallocarray(w->formats, w->n_formats + 1, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        w->formats = grown;
+        w->formats[w->n_formats++] = (struct kernel_format) { .name = TAKE_PTR(key), .text = TAKE_PTR(copy) };
+        return 0;
+}
+
+/* Counts the events of the sub-buffer in w->scratch and notes their
+ * writers. -EINVAL when its header says more than it holds. */
+static int kernel_page_events(struct tracedat_writer *w, size_t len) {
+        unsigned long commit = 0;
+        unsigned long long ts;
+        int n = 0;
+
+        if (len < TRACEDAT_PAGE_HEADER_SIZE)
+                return -EINVAL;
+        memcpy(&commit, w->scratch + 8, sizeof(long));
+        commit &= ~(TRACEDAT_MISSED_EVENTS | TRACEDAT_MISSED_STORED);
+        if (commit > len - TRACEDAT_PAGE_HEADER_SIZE || kbuffer_load_subbuffer(w->kbuf, w->scratch) < 0)
+                return -EINVAL;
+        for (void *data = kbuffer_read_event(w->kbuf, &ts); data; data = kbuffer_next_event(w->kbuf, &ts)) {
+                int32_t pid;
+
+                if (kbuffer_event_size(w->kbuf) >= (int) EVENT_COMMON_HEADER_SIZE) {
+                        memcpy(&pid, (uint8_t *) data + 4, sizeof(pid));
+                        comm_note(w, (uint32_t) pid);
+                }
+                n++;
+        }
+        return n;
+}
+
+int tracedat_writer_add_kernel_page(struct tracedat_writer *w, const struct ueb_record_header *h,
+                                    const uint8_t *page, size_t len) {
+        struct kernel_page *p;
+        int n;
+
+        if (!kernel_mode(w) || len == 0 || len > TRACEDAT_KERNEL_PAGE_MAX || h->cpu >= TRACEDAT_CPU_MAX ||
+            (w->kernel_page_size && len != w->kernel_page_size)) {
+                w->skipped++;
+                return -EINVAL;
+        }
+        if (!w->kernel_page_size) {
+                w->kernel_page_size = len;
+                w->scratch = malloc(len);
+                w->kbuf = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+                if (!w->scratch || !w->kbuf)
+                        return -ENOMEM;
+        }
+        if (w->n_pages == w->allocated_pages) {
+                size_t grow = w->allocated_pages ? w->allocated_pages * 2 : 256;
+                struct kernel_page *grown = reallocarray(w->pages, grow, sizeof(*grown));
+
+                if (!grown)
+                        return -ENOMEM;
+                w->pages = grown;
+                w->allocated_pages = grow;
+        }
+        memcpy(w->scratch, page, len);
+        n = kernel_page_events(w, len);
+        if (n < 0) {
+                w->skipped++;
+                return n;
+        }
+        p = &w->pages[w->n_pages];
+        *p = (struct kernel_page) { .offset = w->spool_size, .cpu = h->cpu, .missed = w->missed_next[h->cpu] };
+        if (fwrite(page, len, 1, w->spool) != 1) {
+                if (!w->failed)
+                        fprintf(stderr, "error: cannot write the spool of %s: %m\n", w->path);
+                w->failed = true;
+                return -EIO;
+        }
+        w->spool_size += len;
+        w->missed_next[h->cpu] = 0;
+        w->n_pages++;
+        if (h->cpu >= w->n_cpus)
+                w->n_cpus = h->cpu + 1;
+        w->written += (uint64_t) n;
+        return n;
+}
+
+uint64_t tracedat_writer_kernel_pages(const struct tracedat_writer *w) {
+        return w->n_pages;
+}
+
+unsigned tracedat_writer_kernel_cpus(const struct tracedat_writer *w) {
+        return w->n_cpus;
 }
 
 uint64_t tracedat_writer_written(const struct tracedat_writer *w) {
@@ -320,40 +606,45 @@ static void put_option(struct tracedat_writer *w, uint16_t option, const char *v
         put_string(w, value);
 }
 
-/* The header up to "flyrecord"; returns where the CPU's offset and size
- * go, or -1 when it could not be written. */
-static off_t write_header(struct tracedat_writer *w) {
+/* The header up to "flyrecord" for @n_cpus CPUs of @page_size pages;
+ * returns where the CPUs' offsets and sizes go, or -1 when it could not be
+ * written. */
+static off_t write_header(struct tracedat_writer *w, unsigned n_cpus, size_t page_size) {
         static const uint8_t magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-        _cleanup_free_ char *header_page = tracedat_header_page_text(w->page_size);
+        _cleanup_free_ char *built_header_page = NULL, *cmdlines = comms_text(w);
+        const char *header_page = w->kernel_header_page;
+        size_t n_formats = w->kernel ? w->n_formats : w->n_events;
         char date[32];
 
         if (!header_page)
+                header_page = built_header_page = tracedat_header_page_text(page_size);
+        if (!header_page || !cmdlines)
                 return -1;
         put(w, magic, sizeof(magic));
         put_string(w, "6");
         put(w, &(uint8_t) { __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ }, 1);
         put(w, &(uint8_t) { sizeof(long) }, 1);
-        put_u32(w, (uint32_t) w->page_size);
+        put_u32(w, (uint32_t) page_size);
 
         put_string(w, "header_page");
         put_sized(w, header_page);
         put_string(w, "header_event");
-        put_sized(w, tracedat_header_event_text());
+        put_sized(w, w->kernel_header_event ?: tracedat_header_event_text());
 
         put_u32(w, 0);                  /* no ftrace events */
-        /* One system, its events by ID. */
-        put_u32(w, w->n_events > 0);
-        if (w->n_events > 0) {
+        /* One system, its events' format files. */
+        put_u32(w, n_formats > 0);
+        if (n_formats > 0) {
                 put_string(w, TRACEDAT_SYSTEM);
-                put_u32(w, (uint32_t) w->n_events);
-                for (size_t i = 0; i < w->n_events; i++)
-                        put_sized(w, w->events[i].format);
+                put_u32(w, (uint32_t) n_formats);
+                for (size_t i = 0; i < n_formats; i++)
+                        put_sized(w, w->kernel ? w->formats[i].text : w->events[i].format);
         }
         put_u32(w, 0);                  /* kallsyms: none (no kernel functions) */
         put_u32(w, 0);                  /* trace_printk formats: none */
-        put_u64(w, 0);                  /* saved_cmdlines: the stream has no names */
+        put_sized(w, cmdlines);         /* saved_cmdlines */
 
-        put_u32(w, 1);                  /* CPUs */
+        put_u32(w, n_cpus);
         put(w, "options  ", 10);
         /* DATE: what to add to the clock for CLOCK_REALTIME, in
          * microseconds, as trace-cmd record --date writes it. */
@@ -432,10 +723,38 @@ static int write_pages(struct tracedat_writer *w, const uint8_t *spool, uint64_t
         return w->failed ? -EIO : 0;
 }
 
+/* The pages of CPU @cpu as they came, a LOST notice before one marked on
+ * it (kbuffer and trace-cmd read RB_MISSED_EVENTS without a count as
+ * "events dropped"). */
+static uint64_t write_kernel_pages(struct tracedat_writer *w, const uint8_t *spool, unsigned cpu) {
+        uint64_t n = 0;
+
+        for (size_t i = 0; i < w->n_pages && !w->failed; i++) {
+                const struct kernel_page *p = &w->pages[i];
+
+                if (p->cpu != cpu)
+                        continue;
+                memcpy(w->scratch, spool + p->offset, w->kernel_page_size);
+                if (p->missed) {
+                        unsigned long commit;
+
+                        memcpy(&commit, w->scratch + 8, sizeof(commit));
+                        commit |= TRACEDAT_MISSED_EVENTS;
+                        memcpy(w->scratch + 8, &commit, sizeof(commit));
+                }
+                put(w, w->scratch, w->kernel_page_size);
+                n++;
+        }
+        return n;
+}
+
 int tracedat_writer_finish(struct tracedat_writer *w) {
         _cleanup_(tracedat_writer_freep) struct tracedat_writer *owned = w;
+        _cleanup_free_ uint64_t *entries = NULL;
+        bool kernel_pages = w->kernel && w->n_pages > 0;
+        size_t page_size = kernel_pages ? w->kernel_page_size : w->page_size;
+        unsigned n_cpus = kernel_pages ? w->n_cpus : 1;
         uint8_t *spool = NULL;
-        uint64_t n_pages = 0;
         off_t cpu_entry, data_start;
         int r = 0;
 
@@ -444,6 +763,12 @@ int tracedat_writer_finish(struct tracedat_writer *w) {
         if (fflush(w->spool) != 0) {
                 fprintf(stderr, "error: cannot write the spool of %s: %m\n", w->path);
                 return -EIO;
+        }
+        /* Each CPU's offset and size in the file. */
+        entries = calloc(n_cpus, 2 * sizeof(*entries));
+        if (!entries) {
+                fprintf(stderr, "error: out of memory\n");
+                return -ENOMEM;
         }
         if (w->spool_size > 0) {
                 spool = mmap(NULL, w->spool_size, PROT_READ, MAP_PRIVATE, fileno(w->spool), 0);
@@ -454,20 +779,29 @@ int tracedat_writer_finish(struct tracedat_writer *w) {
                 }
         }
 
-        cpu_entry = write_header(w);
-        /* The CPU's pages start at a page boundary of the file. */
-        data_start = cpu_entry < 0 ? -1 : (off_t) ((cpu_entry + 16 + w->page_size - 1) / w->page_size * w->page_size);
+        cpu_entry = write_header(w, n_cpus, page_size);
+        /* The CPUs' pages start at a page boundary of the file, one after
+         * another. */
+        data_start = cpu_entry < 0 ? -1 :
+                                     (off_t) ((cpu_entry + 16 * n_cpus + page_size - 1) / page_size * page_size);
         if (data_start >= 0) {
-                put_u64(w, (uint64_t) data_start);
-                put_u64(w, 0);          /* the size, once known */
-                for (off_t at = cpu_entry + 16; at < data_start; at++)
+                for (off_t at = cpu_entry; at < data_start; at++)
                         put(w, "", 1);
-                r = write_pages(w, spool, &n_pages);
+                for (unsigned cpu = 0; cpu < n_cpus && r >= 0 && !w->failed; cpu++) {
+                        uint64_t n_pages = 0;
+
+                        entries[2 * cpu] = (uint64_t) ftello(w->out);
+                        if (kernel_pages)
+                                n_pages = write_kernel_pages(w, spool, cpu);
+                        else
+                                r = write_pages(w, spool, &n_pages);
+                        entries[2 * cpu + 1] = n_pages * page_size;
+                }
         }
         if (spool)
                 munmap(spool, w->spool_size);
-        if (r >= 0 && !w->failed && fseeko(w->out, cpu_entry + 8, SEEK_SET) == 0)
-                put_u64(w, n_pages * w->page_size);
+        if (r >= 0 && !w->failed && fseeko(w->out, cpu_entry, SEEK_SET) == 0)
+                put(w, entries, n_cpus * 2 * sizeof(*entries));
         else
                 w->failed = true;
         if (fclose(TAKE_PTR(w->out)) != 0)

@@ -30,7 +30,20 @@
  *   first record. A loss with no record after it has no page to mark and
  *   is only in uebctl's summary.
  *
- * Records are spooled to an unlinked file beside the output until
+ * From a RecordKernelPages stream (a kernel provider) the file holds what
+ * the kernel wrote instead, as trace-cmd record keeps it: the broker's
+ * tracefs instance's header_page and header_event, each event's format
+ * file (the kernel's IDs), and each CPU's sub-buffers as trace_pipe_raw
+ * gave them (cpus: the highest CPU seen plus one; the sub-buffer size is
+ * the file's page size). A LOST notice (pages the consumer was too slow
+ * to take) sets RB_MISSED_EVENTS on the next page of every CPU, without a
+ * count: trace-cmd report prints "[EVENTS DROPPED]" there.
+ *
+ * Both ways the file names the writers (saved_cmdlines): each pid's
+ * /proc/PID/comm, read when its first record arrives (a writer gone by
+ * then stays unnamed, <...> in trace-cmd report).
+ *
+ * Records and pages are spooled to an unlinked file beside the output until
  * tracedat_writer_finish() writes the file. Single-threaded.
  */
 
@@ -52,10 +65,27 @@ int tracedat_writer_add(struct tracedat_writer *w, const struct ueb_record_heade
                         size_t name_len, const uint8_t *payload, size_t payload_len, const struct event_def *def);
 /* Adds the LOST notice @h (h->lost_count records). 0 or a negative errno. */
 int tracedat_writer_add_lost(struct tracedat_writer *w, const struct ueb_record_header *h);
+/* A RecordKernelPages stream's description records (uebroker-record.h):
+ * UEB_RECORD_FLAG_KERNEL_HEADER or _FORMAT, named @name, the file's text.
+ * The last of each name counts. 0 or -ENOMEM; a format without a valid
+ * "ID:" line is skipped (its records stay undecoded). */
+int tracedat_writer_add_kernel_file(struct tracedat_writer *w, uint16_t flags, const char *name, size_t name_len,
+                                    const char *text, size_t text_len);
+/* A kernel sub-buffer (UEB_RECORD_FLAG_KERNEL_PAGE) of CPU @h->cpu.
+ * Returns the number of events in it (0..), or a negative errno: -EINVAL
+ * for a page of another size than the first, or larger than 1 MiB, or a
+ * CPU number above 4095 (skipped and counted); -EIO when the spool cannot
+ * be written. */
+int tracedat_writer_add_kernel_page(struct tracedat_writer *w, const struct ueb_record_header *h,
+                                    const uint8_t *page, size_t len);
 /* Writes the file and frees @w (also on failure). 0 or a negative errno,
  * with the reason printed. */
 int tracedat_writer_finish(struct tracedat_writer *w);
-/* Records written, skipped, and said lost by LOST notices. */
+/* Records written (from pages: events in them), skipped (records, or
+ * pages), and said lost by LOST notices (records, or pages). */
 uint64_t tracedat_writer_written(const struct tracedat_writer *w);
 uint64_t tracedat_writer_skipped(const struct tracedat_writer *w);
 uint64_t tracedat_writer_lost(const struct tracedat_writer *w);
+/* Kernel pages kept, and the CPUs they came from (0: built from records). */
+uint64_t tracedat_writer_kernel_pages(const struct tracedat_writer *w);
+unsigned tracedat_writer_kernel_cpus(const struct tracedat_writer *w);

@@ -357,6 +357,18 @@ struct provider_ops {
         int (*record_matching)(struct provider *p, struct provider_event *const *events, size_t n_events,
                                const char *const *patterns, size_t n_patterns,
                                const struct provider_stream_owner *owner);
+        /**
+         * record_kernel_pages() - record_matching(), the stream carrying
+         * the kernel's ring-buffer pages with the header and format files
+         * that describe them instead of one record per event
+         * (uebroker-record.h, RecordKernelPages)
+         *
+         * Optional (NULL: the provider has no kernel ring buffer, as the
+         * embedded one). Return: as record_matching().
+         */
+        int (*record_kernel_pages)(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                   const char *const *patterns, size_t n_patterns,
+                                   const struct provider_stream_owner *owner);
 
         /**
          * counters() - the data path's counters

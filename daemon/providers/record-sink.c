@@ -178,12 +178,14 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
         return 0;
 }
 
-bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
-                      const void *payload, size_t payload_len) {
+/* Packs a record after the LOST notice due before it; a full message is
+ * sent first, if the consumer has room. -ENOBUFS: no room. */
+static int pack(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
+                const void *payload, size_t payload_len) {
         int r;
 
         /* The notice first, so that it stands where the records went
-         * missing; a full message is sent first, if the consumer has room. */
+         * missing. */
         r = pack_lost_notice(s);
         if (r == -ENOBUFS && record_sink_flush(s) >= 0)
                 r = pack_lost_notice(s);
@@ -192,12 +194,24 @@ bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const 
                 if (r == -ENOBUFS && record_sink_flush(s) >= 0)
                         r = record_batch_append(&s->batch, h, name, name_len, payload, payload_len);
         }
-        if (r < 0) {
+        return r;
+}
+
+bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
+                      const void *payload, size_t payload_len) {
+        if (pack(s, h, name, name_len, payload, payload_len) < 0) {
                 record_sink_count_lost(s, 1);
                 return false;
         }
         s->batch_records++;
         return true;
+}
+
+int record_sink_send_description(struct record_sink *s, struct ueb_record_header *h, const char *name,
+                                 size_t name_len, const void *payload, size_t payload_len) {
+        int r = pack(s, h, name, name_len, payload, payload_len);
+
+        return r == -ENOBUFS ? -EAGAIN : r;
 }
 
 uint64_t record_sink_sent(const struct record_sink *s) {

@@ -47,6 +47,14 @@ void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *user
 bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
 
+/* Packs a record that describes the others (uebroker-record.h: a kernel
+ * header or format) and must not be lost: -EAGAIN, and nothing counted,
+ * when the consumer has no room now (the caller tries again later, e.g.
+ * when on_drained is called); -EMSGSIZE when it could never fit. Not
+ * counted as a record sent. */
+int record_sink_send_description(struct record_sink *s, struct ueb_record_header *h, const char *name,
+                                 size_t name_len, const void *payload, size_t payload_len);
+
 /* Sends what is packed: 0 (or nothing to send), -EAGAIN while the consumer
  * has no room (the message waits for EPOLLOUT), another negative errno
  * when the consumer is gone (the message's records are lost). */

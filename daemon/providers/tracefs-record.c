@@ -17,6 +17,7 @@
 #include "event-pattern.h"
 #include "fd-util.h"
 #include "log.h"
+#include "macro.h"
 #include "status-text.h"
 #include "tracefs-record.h"
 #include "upstream-util.h"
@@ -34,6 +35,7 @@ struct recorded_event {
         uint16_t name_len;
         uint32_t slot;                  /* its enabler's byte on our page (1..) */
         bool registered;                /* that enabler is there */
+        bool format_pending;            /* kernel pages: its format not sent yet */
 };
 
 struct recorder_cpu {
@@ -57,6 +59,9 @@ struct tracefs_recorder {
         struct kbuffer *kbuf;
         void *subbuf;
         int subbuf_size;
+        bool kernel_pages;              /* RecordKernelPages: the sub-buffers as they are */
+        unsigned headers_pending;       /* bit i: kernel_headers[i] not sent yet */
+        size_t formats_pending;
         void (*on_gone)(void *userdata);
         void *userdata;
 };
@@ -140,7 +145,7 @@ static int64_t realtime_minus_monotonic(void) {
         return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
 }
 
-static void send_subbuffer(struct tracefs_recorder *r, int64_t offset) {
+static void send_subbuffer(struct tracefs_recorder *r, int cpu, int64_t offset) {
         unsigned long long ts;
         int missed = kbuffer_missed_events(r->kbuf);
 
@@ -168,6 +173,7 @@ static void send_subbuffer(struct tracefs_recorder *r, int64_t offset) {
                         .uid = UEB_RECORD_UID_UNKNOWN,
                         .timestamp_ns = (uint64_t) ((int64_t) ts + offset),
                         .tid = (uint32_t) pid,
+                        .cpu = (uint32_t) cpu,
                         .write_monotonic_ns = ts,
                 };
                 (void) record_sink_send(r->sink, &h, ev->name, ev->name_len, (uint8_t *) data + TRACE_ENTRY_SIZE,
@@ -175,19 +181,91 @@ static void send_subbuffer(struct tracefs_recorder *r, int64_t offset) {
         }
 }
 
+/* What a page stream starts with (uebroker-record.h). */
+static const char *const kernel_headers[] = { "header_page", "header_event" };
+
+/* One description record (uebroker-record.h) of the tracefs file @file
+ * of our instance: 0 sent, -EAGAIN no room now, else it cannot be read. */
+static int send_file(struct tracefs_recorder *r, uint16_t flags, const char *name, const char *file) {
+        _cleanup_free_ char *text = NULL;
+        struct ueb_record_header h = { .flags = flags };
+        int size = 0;
+
+        text = tracefs_instance_file_read(r->instance, file, &size);
+        if (!text || size <= 0)
+                return log_debug_errno(errno ? -errno : -EIO, "Recorder: cannot read %s: %m", file);
+        return record_sink_send_description(r->sink, &h, name, strlen(name), text, (size_t) size);
+}
+
+/* Sends the header and format files the consumer has not had yet, as far
+ * as it has room. A file that cannot be read is left out (said in the
+ * log): its consumer cannot decode that event, the others can. */
+static void send_descriptions(struct tracefs_recorder *r) {
+        if (!r->kernel_pages || !r->sink)
+                return;
+        for (size_t i = 0; r->headers_pending && i < ELEMENTSOF(kernel_headers); i++) {
+                _cleanup_free_ char *file = NULL;
+
+                if (!(r->headers_pending & (1u << i)))
+                        continue;
+                if (asprintf(&file, "events/%s", kernel_headers[i]) < 0)
+                        return;
+                if (send_file(r, UEB_RECORD_FLAG_KERNEL_HEADER, kernel_headers[i], file) == -EAGAIN)
+                        return;
+                r->headers_pending &= ~(1u << i);
+        }
+        for (size_t i = 0; r->formats_pending > 0 && i < r->n_events; i++) {
+                struct recorded_event *ev = &r->events[i];
+                _cleanup_free_ char *file = NULL;
+
+                if (!ev->format_pending)
+                        continue;
+                if (asprintf(&file, "events/user_events/%s/format", ev->name) < 0)
+                        return;
+                if (send_file(r, UEB_RECORD_FLAG_KERNEL_FORMAT, ev->name, file) == -EAGAIN)
+                        return;
+                ev->format_pending = false;
+                r->formats_pending--;
+        }
+}
+
+/* A sub-buffer as it is; lost (counted) while what describes it could not
+ * be sent, so that no page comes before its events' formats. */
+static void send_page(struct tracefs_recorder *r, int cpu, int size) {
+        struct ueb_record_header h = {
+                .flags = UEB_RECORD_FLAG_KERNEL_PAGE,
+                .uid = UEB_RECORD_UID_UNKNOWN,
+                .cpu = (uint32_t) cpu,
+        };
+
+        if (r->headers_pending || r->formats_pending > 0) {
+                record_sink_count_lost(r->sink, 1);
+                return;
+        }
+        /* The page's own time stamp: where its first event's delta starts. */
+        if ((size_t) size >= sizeof(h.write_monotonic_ns))
+                memcpy(&h.write_monotonic_ns, r->subbuf, sizeof(h.write_monotonic_ns));
+        (void) record_sink_send(r->sink, &h, NULL, 0, r->subbuf, (size_t) size);
+}
+
 static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct recorder_cpu *c = userdata;
         struct tracefs_recorder *r = c->recorder;
         int64_t offset = realtime_minus_monotonic();
 
+        send_descriptions(r);
         for (int i = 0; i < RECORDER_READS_PER_WAKEUP; i++) {
                 int n = tracefs_cpu_read(c->tcpu, r->subbuf, true);
 
                 if (n <= 0)
                         break;
+                if (r->kernel_pages) {
+                        send_page(r, c->cpu, n);
+                        continue;
+                }
                 if (kbuffer_load_subbuffer(r->kbuf, r->subbuf) < 0)
                         break;
-                send_subbuffer(r, offset);
+                send_subbuffer(r, c->cpu, offset);
         }
         (void) record_sink_flush(r->sink);
         return 0;
@@ -197,6 +275,11 @@ static void sink_gone(void *userdata) {
         struct tracefs_recorder *r = userdata;
 
         r->on_gone(r->userdata);
+}
+
+/* The consumer reads again: what it could not take before goes now. */
+static void sink_drained(void *userdata) {
+        send_descriptions(userdata);
 }
 
 /* Registers @ev on our own file so it exists in the kernel while we
@@ -281,6 +364,8 @@ static void event_stop(struct tracefs_recorder *r, size_t i) {
                 event_unregister(r, i);
         if (ev->registered)
                 return;         /* its enabler stays: so must the entry */
+        if (ev->format_pending)
+                r->formats_pending--;
         free(ev->name);
         memmove(ev, ev + 1, (r->n_events - i - 1) * sizeof(*ev));
         r->n_events--;
@@ -307,7 +392,12 @@ static int event_start(struct tracefs_recorder *r, const struct tracefs_record_e
                 event_stop(r, r->n_events - 1);
                 return k;
         }
+        if (r->kernel_pages) {
+                ev->format_pending = true;
+                r->formats_pending++;
+        }
         qsort(r->events, r->n_events, sizeof(*r->events), compare_by_id);
+        send_descriptions(r);
         return 0;
 }
 
@@ -360,7 +450,7 @@ static int open_cpus(struct tracefs_recorder *r, sd_event *event, int64_t priori
         return r->n_cpus > 0 ? 0 : log_debug_errno(-ENOENT, "Recorder: no per-CPU trace_pipe_raw");
 }
 
-static int tracefs_recorder_new(sd_event *event, int64_t priority, const char *data_path,
+static int tracefs_recorder_new(sd_event *event, int64_t priority, const char *data_path, bool kernel_pages,
                           const struct tracefs_record_event *events, size_t n_events,
                           void (*on_gone)(void *userdata), void *userdata,
                           struct tracefs_recorder **ret, int *ret_consumer_fd) {
@@ -380,6 +470,8 @@ static int tracefs_recorder_new(sd_event *event, int64_t priority, const char *d
         r->next_slot = 1;
         r->on_gone = on_gone;
         r->userdata = userdata;
+        r->kernel_pages = kernel_pages;
+        r->headers_pending = kernel_pages ? (1u << ELEMENTSOF(kernel_headers)) - 1 : 0;
 
         r->subbuf_size = getpagesize();
         r->subbuf = malloc((size_t) r->subbuf_size);
@@ -420,6 +512,9 @@ static int tracefs_recorder_new(sd_event *event, int64_t priority, const char *d
         k = record_sink_new(event, priority, "tracefs-record-stream", sink_gone, r, &r->sink, &consumer_fd);
         if (k < 0)
                 return k;
+        record_sink_on_drained(r->sink, sink_drained);
+        send_descriptions(r);
+        (void) record_sink_flush(r->sink);
 
         *ret = TAKE_PTR(r);
         *ret_consumer_fd = TAKE_FD(consumer_fd);
@@ -515,7 +610,7 @@ void tracefs_recordings_done(struct tracefs_recordings *set) {
 /* A new recording of @events (maybe none) and of each event added later
  * whose name matches one of @patterns (maybe none; not both none). */
 static int recordings_open(struct tracefs_recordings *set, const struct tracefs_record_event *events,
-                           size_t n_events, const char *const *patterns, size_t n_patterns,
+                           size_t n_events, const char *const *patterns, size_t n_patterns, bool kernel_pages,
                            const struct provider_stream_owner *owner) {
         struct tracefs_recording *r;
         int fd = -EBADF, k;
@@ -551,7 +646,7 @@ static int recordings_open(struct tracefs_recordings *set, const struct tracefs_
                 }
                 r->n_names = n_events;
         }
-        k = tracefs_recorder_new(set->event, TRACEFS_RECORD_PRIORITY, set->data_path, events, n_events,
+        k = tracefs_recorder_new(set->event, TRACEFS_RECORD_PRIORITY, set->data_path, kernel_pages, events, n_events,
                                  recording_gone, r, &r->recorder, &fd);
         if (k < 0) {
                 event_patterns_free(r->patterns, r->n_patterns);
@@ -568,7 +663,7 @@ static int recordings_open(struct tracefs_recordings *set, const struct tracefs_
 
 static int recordings_open_described(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
                                      struct provider_event *const *events, size_t n_events,
-                                     const char *const *patterns, size_t n_patterns,
+                                     const char *const *patterns, size_t n_patterns, bool kernel_pages,
                                      const struct provider_stream_owner *owner) {
         _cleanup_free_ struct tracefs_record_event *wanted = NULL;
 
@@ -579,7 +674,7 @@ static int recordings_open_described(struct tracefs_recordings *set, tracefs_rec
                 return -ENOMEM;
         for (size_t i = 0; i < n_events; i++)
                 wanted[i] = describe(events[i]);
-        return recordings_open(set, wanted, n_events, patterns, n_patterns, owner);
+        return recordings_open(set, wanted, n_events, patterns, n_patterns, kernel_pages, owner);
 }
 
 int tracefs_recordings_record(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
@@ -587,7 +682,7 @@ int tracefs_recordings_record(struct tracefs_recordings *set, tracefs_record_des
                               const struct provider_stream_owner *owner) {
         if (n_events == 0)
                 return -EINVAL;
-        return recordings_open_described(set, describe, events, n_events, NULL, 0, owner);
+        return recordings_open_described(set, describe, events, n_events, NULL, 0, false, owner);
 }
 
 int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
@@ -596,7 +691,16 @@ int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_r
                                        const struct provider_stream_owner *owner) {
         if (n_patterns == 0)
                 return -EINVAL;
-        return recordings_open_described(set, describe, events, n_events, patterns, n_patterns, owner);
+        return recordings_open_described(set, describe, events, n_events, patterns, n_patterns, false, owner);
+}
+
+int tracefs_recordings_record_kernel_pages(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                                           struct provider_event *const *events, size_t n_events,
+                                           const char *const *patterns, size_t n_patterns,
+                                           const struct provider_stream_owner *owner) {
+        if (n_patterns == 0)
+                return -EINVAL;
+        return recordings_open_described(set, describe, events, n_events, patterns, n_patterns, true, owner);
 }
 
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event) {

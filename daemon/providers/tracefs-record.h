@@ -6,7 +6,9 @@
  * recording (libtracefs), its per-CPU trace_pipe_raw read without blocking
  * from the event loop and its sub-buffers parsed with libtraceevent's
  * kbuffer; each record is re-sent in the Record stream format
- * (uebroker-record.h), so one consumer serves every provider.
+ * (uebroker-record.h), so one consumer serves every provider. A
+ * RecordKernelPages recording sends the sub-buffers themselves, with the
+ * header and format files that say how to read them.
  * docs/DECISIONS.md says why not perf.
  *
  * An upstream event exists in the kernel only while something has it
@@ -88,6 +90,19 @@ int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_r
                                        struct provider_event *const *events, size_t n_events,
                                        const char *const *patterns, size_t n_patterns,
                                        const struct provider_stream_owner *owner);
+
+/**
+ * tracefs_recordings_record_kernel_pages() - provider_ops.record_kernel_pages
+ * of a kernel provider
+ *
+ * As tracefs_recordings_record_matching(), the stream carrying the
+ * instance's header files, each event's format file and the sub-buffers
+ * read from its per-CPU trace_pipe_raw as they are (uebroker-record.h).
+ */
+int tracefs_recordings_record_kernel_pages(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
+                                           struct provider_event *const *events, size_t n_events,
+                                           const char *const *patterns, size_t n_patterns,
+                                           const struct provider_stream_owner *owner);
 
 /* A new event joins the recordings whose patterns match its name. */
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event);

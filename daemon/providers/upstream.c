@@ -644,6 +644,13 @@ static int upstream_record_matching(struct provider *p, struct provider_event *c
                                                   patterns, n_patterns, owner);
 }
 
+static int upstream_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                          const char *const *patterns, size_t n_patterns,
+                                          const struct provider_stream_owner *owner) {
+        return tracefs_recordings_record_kernel_pages(&p->recordings, record_event_of, events, n_events,
+                                                      patterns, n_patterns, owner);
+}
+
 const struct provider_ops upstream_provider_ops = {
         .name = "upstream",
         .fds_per_session = 3,   /* the data file, its restricted handle (patched kernels) and the read-only
@@ -666,4 +673,5 @@ const struct provider_ops upstream_provider_ops = {
         .session_withdraw = upstream_session_withdraw,
         .record = upstream_record,
         .record_matching = upstream_record_matching,
+        .record_kernel_pages = upstream_record_kernel_pages,
 };

@@ -346,6 +346,13 @@ static int v1_record_matching(struct provider *p, struct provider_event *const *
                                                   patterns, n_patterns, owner);
 }
 
+static int v1_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                    const char *const *patterns, size_t n_patterns,
+                                    const struct provider_stream_owner *owner) {
+        return tracefs_recordings_record_kernel_pages(&p->recordings, record_event_of, events, n_events,
+                                                      patterns, n_patterns, owner);
+}
+
 const struct provider_ops v1_provider_ops = {
         .name = "v1",
         .fds_per_session = 2,   /* the data file and its write-only handle (the status page is shared) */
@@ -364,4 +371,5 @@ const struct provider_ops v1_provider_ops = {
         .session_unregister = v1_session_unregister,
         .record = v1_record,
         .record_matching = v1_record_matching,
+        .record_kernel_pages = v1_record_kernel_pages,
 };

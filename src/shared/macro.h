@@ -14,3 +14,10 @@
                 __typeof__(b) _b = (b);                                 \
                 _a > _b ? _a : _b;                                      \
         })
+
+/* The number of elements of an array (not of a pointer). */
+#define ELEMENTSOF(x)                                                   \
+        (__builtin_choose_expr(                                         \
+                !__builtin_types_compatible_p(__typeof__(x), __typeof__(&*(x))), \
+                sizeof(x) / sizeof((x)[0]),                             \
+                (void) 0))

@@ -148,6 +148,7 @@ class Contract(unittest.TestCase):
         self.assertEqual(methods['Record'], [('names', 'as', 'in'), ('record_fd', 'h', 'out')])
         self.assertEqual(methods['OpenRing'], [('size', 'u', 'in'), ('ring_fd', 'h', 'out'), ('data_size', 'u', 'out')])
         self.assertEqual(methods['RecordMatching'], [('patterns', 'as', 'in'), ('record_fd', 'h', 'out')])
+        self.assertEqual(methods['RecordKernelPages'], [('patterns', 'as', 'in'), ('record_fd', 'h', 'out')])
         signals = {m.get('name'): [(a.get('name'), a.get('type')) for a in m.findall('arg')]
                    for m in iface[0].findall('signal')}
         self.assertEqual(signals, {'EventAdded': [('name', 's'), ('fields', 's'), ('owner_uid', 'u')],
@@ -793,6 +794,23 @@ class Contract(unittest.TestCase):
             self.assertIn(part, cm.exception.get_dbus_message())
         # Matching nothing yet is not an error: the recording is armed.
         sock = socket.socket(fileno=take(self.broker.RecordMatching(['nothing_matches_this_yet'])))
+        sock.close()
+
+    def test_record_kernel_pages_needs_a_kernel_ring(self):
+        # The embedded provider has no kernel ring buffer: refused, naming
+        # what to call instead; its arguments are checked as
+        # RecordMatching's first; no stream is left charged.
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.RecordKernelPages(['kp_*'])
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NotSupported')
+        self.assertIn('use RecordMatching', cm.exception.get_dbus_message())
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.RecordKernelPages(dbus.Array([], signature='s'))
+        self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.InvalidArgs')
+        for _ in range(100):
+            with self.assertRaises(dbus.DBusException):
+                self.broker.RecordKernelPages(['kp_*'])
+        sock = socket.socket(fileno=take(self.broker.RecordMatching(['kp_*'])))
         sock.close()
 
     def test_slow_consumer_loses_records_writer_never_blocks(self):

@@ -62,6 +62,9 @@ for p in "$dat_pid" "$fmt_pid" "$json_pid"; do
         wait_exit "$p" || fail "a recorder failed: $(cat "$dir/dat.err" "$dir/fmt.err" "$dir/json.err")"
 done
 pids=()
+grep -q "^note: the embedded provider has no kernel ring buffer to take pages from; .*building the file's pages from the records$" \
+        "$dir/dat.err" && ok "on the embedded provider record -o FILE.dat says it builds the pages" ||
+        fail "no note of built pages: $(cat "$dir/dat.err")"
 grep -q "^Wrote 4 records to the trace.dat file $dir/trace.dat$" "$dir/dat.err" && ok "record -o FILE.dat says what it wrote" ||
         fail "record -o summary: $(cat "$dir/dat.err")"
 grep -q "into the trace.dat file $dir/trace.tracedat" "$dir/fmt.err" && ok "--format=tracedat writes a trace.dat file whatever the name" ||
@@ -109,7 +112,9 @@ fields = [
     "a=8 n=0 b= s=last",
 ]
 for line, w, f in zip(lines, want, fields):
-    m = re.match(r"^\s*<\.\.\.>-(\d+)\s+\[000\]\s+(\d+)\.(\d{9}): (\S+):\s+(.*)$", line)
+    # the writer's name: uebctl (emit), or <...> if it was gone before
+    # the recorder read /proc (uebctl-tracedat.h)
+    m = re.match(r"^\s*(?:uebctl|<\.\.\.>)-(\d+)\s+\[000\]\s+(\d+)\.(\d{9}): (\S+):\s+(.*)$", line)
     assert m, line
     assert int(m.group(1)) == w["pid"], (line, w)
     assert int(m.group(2)) * 10**9 + int(m.group(3)) == w["timestamp_ns"], (line, w)
@@ -165,5 +170,21 @@ assert kept[-1].endswith("i=99 s=after"), kept[-1]
 assert [r["missed"] for r in records if "missed" in r] == dropped, records
 assert len(records) == len(kept)
 PY
+
+# The writers' names: hello-events runs until stopped, so its /proc comm is
+# there when its first record arrives.
+"$UEBCTL" record -o "$dir/comm.dat" --count=2 hello_tick >/dev/null 2>"$dir/comm.err" &
+dat_pid=$!
+pids+=("$dat_pid")
+wait_recording "$dir/comm.err" "$dat_pid"
+"$HELLO" --count=0 --interval=20 >/dev/null 2>&1 &
+hello_pid=$!
+pids+=("$hello_pid")
+wait_exit "$dat_pid" || fail "comm recorder: $(cat "$dir/comm.err")"
+kill "$hello_pid" 2>/dev/null
+trace-cmd report "$dir/comm.dat" >"$dir/comm.report" 2>&1
+[ "$(grep -Ec "^ *hello-events-$hello_pid +\[000\] .* hello_tick: " "$dir/comm.report")" = 2 ] &&
+        ok "trace-cmd report names the writer (hello-events-$hello_pid)" ||
+        fail "writer's name: $(cat "$dir/comm.report")"
 
 finish

@@ -161,11 +161,12 @@ check "the stream's end removes its tracefs instance" not instances
 r=$(emit a=1 b=off)
 check "without a recorder the event is disabled again ($r)" matches "$r" "^$EV: not enabled"
 
-# 9b-dat. uebctl record -o FILE.dat on the kernel: a trace.dat file built from
-#     the kernel's records (uebctl-tracedat.h: their ftrace time, the
-#     writing thread) that trace-cmd report reads, beside a JSON recorder:
-#     the same thread and time (its DATE offset is uebctl's, the stream's
-#     is the broker's: within 20 ms, two readings of two clocks each under TCG).
+# 9b-dat. uebctl record -o FILE.dat on the kernel: a trace.dat file of the
+#     kernel's own pages (RecordKernelPages, uebctl-tracedat.h), with the
+#     format files of the broker's instance (the kernel's event IDs), that
+#     trace-cmd report reads, beside a JSON recorder: the same thread and
+#     time (its DATE offset is uebctl's, the stream's is the broker's:
+#     within 20 ms, two readings of two clocks each under TCG).
 dat=/tmp/record.dat
 uebctl record --count=2 -o $dat $EV > /tmp/record-dat.err 2>&1 &
 dat_pid=$!
@@ -177,15 +178,24 @@ emit a=22 b=dat2 >&2
 waitfor 100 not kill -0 $dat_pid
 waitfor 50 not kill -0 $json_pid
 info "uebctl record -o $dat: $(cat /tmp/record-dat.err)"
-check "uebctl record -o FILE.dat writes two records from the kernel's trace" \
-        grep -q "^Wrote 2 records to the trace.dat file $dat\$" /tmp/record-dat.err
+check "uebctl record -o FILE.dat writes two records in the kernel's pages" \
+        grep -Eq "^Wrote 2 records to the trace.dat file $dat in the kernel's pages \([0-9]+ pages? of 1 CPU\)\$" \
+        /tmp/record-dat.err
+trace-cmd dump --events -i $dat > /tmp/record-dat.events 2>&1
+info "trace-cmd dump --events: $(cat /tmp/record-dat.events)"
+check "the file has the kernel's format file of $EV (ID $(cat $T/events/user_events/$EV/id))" \
+        grep -q "^ID: $(cat $T/events/user_events/$EV/id)\$" /tmp/record-dat.events
+trace-cmd dump --head-page -i $dat > /tmp/record-dat.head 2>&1
+info "trace-cmd dump --head-page: $(cat /tmp/record-dat.head); the kernel's: $(cat $T/events/header_page)"
+check "and the kernel's header_page" grep -q "$(grep commit $T/events/header_page | head -n 1)" /tmp/record-dat.head
 trace-cmd report -t $dat > /tmp/record-dat.report 2>&1
 info "trace-cmd report $dat: $(cat /tmp/record-dat.report)"
 check "trace-cmd report reads it: '$EV: a=21 b=dat1', then a=22 b=dat2" \
         test "$(grep -Ec " $EV: +a=2[12] b=dat[12]\$" /tmp/record-dat.report)" = 2
 dat_line=$(grep -E " $EV: +a=21 b=dat1\$" /tmp/record-dat.report)
 json_line=$(grep '"a":21' /tmp/record-dat.json)
-dat_tid=$(echo "$dat_line" | sed -n 's/^ *<\.\.\.>-\([0-9]*\) .*/\1/p')
+# "COMM-TID [CPU]": the writer's name where uebctl could read it
+dat_tid=$(echo "$dat_line" | sed -n 's/^ *[^ ]*-\([0-9][0-9]*\) *\[.*/\1/p')
 json_tid=$(echo "$json_line" | sed -n 's/.*"tid":\([0-9]*\).*/\1/p')
 dat_ns=$(echo "$dat_line" | sed -n 's/.*\] \([0-9]*\)\.\([0-9]\{9\}\): .*/\1\2/p')
 json_ns=$(echo "$json_line" | sed -n 's/.*"timestamp_ns":\([0-9]*\).*/\1/p')
