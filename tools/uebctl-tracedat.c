@@ -307,7 +307,7 @@ static void comm_note(struct tracedat_writer *w, uint32_t pid) {
         ssize_t n;
         int fd;
 
-        if (pid == 0 || bsearch(&key, w->comms, w->n_comms, sizeof(key), compare_comm) ||
+        if (pid == 0 || (w->n_comms > 0 && bsearch(&key, w->comms, w->n_comms, sizeof(key), compare_comm)) ||
             w->n_comms >= TRACEDAT_COMMS_MAX)
                 return;
         if (w->n_comms == w->allocated_comms) {
