@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "status-text.h"
+#include "tracedat-page.h"
 #include "tracefs-record.h"
 #include "upstream-util.h"
 
@@ -232,6 +233,8 @@ static void send_descriptions(struct tracefs_recorder *r) {
 /* A sub-buffer as it is; lost (counted) while what describes it could not
  * be sent, so that no page comes before its events' formats. */
 static void send_page(struct tracefs_recorder *r, int cpu, int size) {
+        unsigned long commit;
+        size_t used;
         struct ueb_record_header h = {
                 .flags = UEB_RECORD_FLAG_KERNEL_PAGE,
                 .uid = UEB_RECORD_UID_UNKNOWN,
@@ -242,9 +245,17 @@ static void send_page(struct tracefs_recorder *r, int cpu, int size) {
                 record_sink_count_lost(r->sink, 1);
                 return;
         }
+        if ((size_t) size < TRACEDAT_PAGE_HEADER_SIZE)
+                return;
         /* The page's own time stamp: where its first event's delta starts. */
-        if ((size_t) size >= sizeof(h.write_monotonic_ns))
-                memcpy(&h.write_monotonic_ns, r->subbuf, sizeof(h.write_monotonic_ns));
+        memcpy(&h.write_monotonic_ns, r->subbuf, sizeof(h.write_monotonic_ns));
+        /* The consumer gets the events (and the stored count of those
+         * missed), not what else the rest of the page held. */
+        memcpy(&commit, (uint8_t *) r->subbuf + 8, sizeof(commit));
+        used = TRACEDAT_PAGE_HEADER_SIZE + (commit & ~(TRACEDAT_MISSED_EVENTS | TRACEDAT_MISSED_STORED)) +
+               (commit & TRACEDAT_MISSED_STORED ? sizeof(long) : 0);
+        if (used < (size_t) size)
+                memset((uint8_t *) r->subbuf + used, 0, (size_t) size - used);
         (void) record_sink_send(r->sink, &h, NULL, 0, r->subbuf, (size_t) size);
 }
 
