@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
 
@@ -589,6 +590,97 @@ static void granting(void)
 	check(!multi_exists("h_g_multi"), "the multi-format one too");
 }
 
+/*
+ * Withdrawing a grant whose holder registered many enablers: each is
+ * removed and its bit cleared, the other grant's enabler stays. The time
+ * of each withdrawal is printed (a comment, not a check) for two counts:
+ * the kernel finds them in one pass, so four times the enablers should
+ * take about four times as long.
+ */
+static void many_enablers(void)
+{
+	static const int counts[] = { 512, 2048 };
+
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		int n = counts[c], fd = open_data(), g, set = 0, cleared = 0, regs = 0;
+		uint32_t *bits = calloc(n + 1, sizeof(*bits));
+		struct timespec t0, t1;
+		long r;
+
+		if (fd < 0 || !bits) {
+			check(false, "many enablers: a data file and memory");
+			free(bits);
+			return;
+		}
+		g = derive(fd, USER_HANDLE_GRANTING);
+		EXPECT(grant_def(fd, g, "h_many u32 a"), 0, "many enablers: DIAG_IOCSGRANT h_many");
+		EXPECT(grant_def(fd, g, "h_many_kept u32 a"), 0, "many enablers: DIAG_IOCSGRANT h_many_kept");
+		for (int i = 0; i < n; i++) {
+			struct user_reg reg = {
+				.size = sizeof(reg),
+				.enable_size = 4,
+				.enable_addr = (uintptr_t)&bits[i],
+				.name_args = (uintptr_t)"h_many u32 a",
+			};
+
+			regs += ioctl_err(g, DIAG_IOCSREG, &reg) == 0;
+		}
+		{
+			struct user_reg reg = {
+				.size = sizeof(reg),
+				.enable_size = 4,
+				.enable_addr = (uintptr_t)&bits[n],
+				.name_args = (uintptr_t)"h_many_kept u32 a",
+			};
+
+			regs += ioctl_err(g, DIAG_IOCSREG, &reg) == 0;
+		}
+		check(regs == n + 1, "many enablers: the holder registers %d enablers of h_many and one of h_many_kept (%d)",
+		      n, regs);
+		enable("h_many", true);
+		enable("h_many_kept", true);
+		for (int i = 0; i < n; i++)
+			set += bits[i] == 1;
+		check(set == n && bits[n] == 1, "many enablers: enabling sets all %d bits (%d set)", n + 1,
+		      set + (bits[n] == 1));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		r = revoke_grant(fd, g, "h_many u32 a");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		EXPECT(r, 0, "many enablers: DIAG_IOCSREVOKE h_many");
+		printf("# DIAG_IOCSREVOKE of %d enablers took %.3f ms\n", n,
+		       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+		for (int i = 0; i < n; i++)
+			cleared += bits[i] == 0;
+		check(cleared == n, "many enablers: all %d bits of the withdrawn grant are cleared (%d)", n, cleared);
+		check(bits[n] == 1, "many enablers: the other grant's bit stays set");
+		enable("h_many", false);
+		enable("h_many", true);
+		cleared = 0;
+		for (int i = 0; i < n; i++)
+			cleared += bits[i] == 0;
+		check(cleared == n, "many enablers: enabling again sets none of them (%d clear)", cleared);
+		enable("h_many", false);
+		enable("h_many_kept", false);
+		close(g);
+		close(fd);
+		/* the enablers of h_many_kept go with the process's mm */
+		{
+			struct user_unreg unreg = {
+				.size = sizeof(unreg),
+				.disable_addr = (uintptr_t)&bits[n],
+			};
+			int data = open_data();
+
+			if (data >= 0) {
+				ioctl_err(data, DIAG_IOCSUNREG, &unreg);
+				close(data);
+			}
+		}
+		check(event_gone("h_many") && event_gone("h_many_kept"), "many enablers: both events go at the end");
+		free(bits);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -598,6 +690,7 @@ int main(int argc, char **argv)
 		derive_rules();
 		write_only();
 		granting();
+		many_enablers();
 	}
 	printf("1..%d\n", n_checks);
 	return n_failed ? 1 : 0;
