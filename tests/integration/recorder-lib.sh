@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced (bash) by the tests that run uebctl record beside a broker
-# (test-uebctl-ctf.sh, test-uebctl-tracedat.sh, test-kernelshark.sh): their
-# check lines, and recorders started in the background.
+# (test-uebctl.sh, test-uebctl-ctf.sh, test-uebctl-tracedat.sh,
+# test-kernelshark.sh): their check lines, and recorders started in the
+# background.
 #     ok TEXT / fail TEXT    one line each; fail counts into $failures
 #     pids+=(PID)            killed when the test exits, if still running
 #     wait_recording FILE PID   waits (bounded) for the recorder PID's

@@ -8,27 +8,12 @@ set -u
 
 UEBCTL="${UEBCTL:?UEBCTL must name the uebctl binary}"
 dir="${UEBROKER_HARNESS_DIR:?run me through broker-harness.sh}"
-failures=0
+# ok, fail, wait_recording, pids (recorders killed at exit): recorder-lib.sh
+. "$(dirname "$0")/recorder-lib.sh"
 record_pid=""
 
-ok() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 check() { # check DESCRIPTION EXPECTED ACTUAL
         if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
-}
-cleanup() { [ -n "$record_pid" ] && kill "$record_pid" 2>/dev/null; }
-trap cleanup EXIT
-# wait_recording FILE: waits (bounded) for a recorder's "Recording" line in
-# FILE, a file of its own, so an earlier recorder's line cannot answer.
-wait_recording() {
-        local i
-        for i in $(seq 1 200); do
-                grep -q '^Recording' "$1" 2>/dev/null && return 0
-                kill -0 "$record_pid" 2>/dev/null || break
-                sleep 0.05
-        done
-        fail "recorder did not attach: $(cat "$1" 2>/dev/null)"
-        return 1
 }
 # run_list [ARGS]: uebctl list's output in $out; fails the test unless it exits
 # 0 (piped straight into a check, its status would be lost).
@@ -47,7 +32,8 @@ record_start() {
         shift
         "$UEBCTL" record "$@" >"$out" 2>"$out.err" &
         record_pid=$!
-        wait_recording "$out.err"
+        pids+=("$record_pid")
+        wait_recording "$out.err" "$record_pid"
 }
 # record_end: waits for a --count recorder to finish; its exit status in
 # $record_rc. Not in a $(...) subshell: only this shell can reap it.
@@ -136,8 +122,8 @@ grep -q 'ctl_ev ' "$dir/tty-out" && ok "--no-pager prints to the terminal" || fa
 
 # Record: text lines.
 "$UEBCTL" record --count=2 ctl_ev >"$dir/rec.txt" 2>"$dir/rec-text.err" &
-record_pid=$!
-wait_recording "$dir/rec-text.err"
+record_pid=$!; pids+=("$record_pid")
+wait_recording "$dir/rec-text.err" "$record_pid"
 out="$("$UEBCTL" emit "$EV" a=1 b=hello s='with space' n=-2)"
 check "emit while recorded" "ctl_ev: written (" "${out%%[0-9]*}"
 out="$("$UEBCTL" emit "$EV" a=4294967295 b=12345678)" || fail "second emit exits 0"
@@ -160,8 +146,8 @@ PY
 
 # Record: --json, one object per line; SIGTERM ends it cleanly.
 "$UEBCTL" record --json ctl_ev >"$dir/rec.json" 2>"$dir/rec-json.err" &
-record_pid=$!
-wait_recording "$dir/rec-json.err"
+record_pid=$!; pids+=("$record_pid")
+wait_recording "$dir/rec-json.err" "$record_pid"
 out="$("$UEBCTL" emit "$EV" a=7 'b=q"\' s=$'tab\there')" || fail "json emit exits 0"
 check "emit while recorded (--json)" "ctl_ev: written (" "${out%%[0-9]*}"
 for i in $(seq 1 100); do [ -s "$dir/rec.json" ] && break; sleep 0.05; done
