@@ -723,6 +723,38 @@ static int write_pages(struct tracedat_writer *w, const uint8_t *spool, uint64_t
         return w->failed ? -EIO : 0;
 }
 
+/* Moves the time extensions a kernel page starts with into its time stamp.
+ * kbuffer reports a page's dropped events only with an event at its very
+ * start, and a page the kernel copied out partly read (trace_pipe_raw
+ * before the page filled) may start with one: trace-cmd report would then
+ * not show the drop. The events move up by 8 bytes (with the stored
+ * count after them); their times stay what they were. */
+static void page_time_extend_into_stamp(uint8_t *page, size_t page_size) {
+        const unsigned long flags = TRACEDAT_MISSED_EVENTS | TRACEDAT_MISSED_STORED;
+        uint8_t *data = page + TRACEDAT_PAGE_HEADER_SIZE;
+        size_t room = page_size - TRACEDAT_PAGE_HEADER_SIZE;
+        unsigned long commit;
+        uint32_t head, extension;
+        uint64_t ts;
+
+        for (;;) {
+                memcpy(&ts, page, sizeof(ts));
+                memcpy(&commit, page + 8, sizeof(commit));
+                if ((commit & ~flags) < 8 || (commit & ~flags) > room)
+                        return;
+                memcpy(&head, data, sizeof(head));
+                if ((head & 0x1f) != TRACEDAT_TYPE_TIME_EXTEND)
+                        return;
+                memcpy(&extension, data + 4, sizeof(extension));
+                ts += (head >> 5) + ((uint64_t) extension << TRACEDAT_TIME_DELTA_BITS);
+                commit -= 8;
+                memmove(data, data + 8, room - 8);
+                memset(data + room - 8, 0, 8);
+                memcpy(page, &ts, sizeof(ts));
+                memcpy(page + 8, &commit, sizeof(commit));
+        }
+}
+
 /* The pages of CPU @cpu as they came, a LOST notice before one marked on
  * it (kbuffer and trace-cmd read RB_MISSED_EVENTS without a count as
  * "events dropped"). */
@@ -734,14 +766,17 @@ static uint64_t write_kernel_pages(struct tracedat_writer *w, const uint8_t *spo
 
                 if (p->cpu != cpu)
                         continue;
-                memcpy(w->scratch, spool + p->offset, w->kernel_page_size);
-                if (p->missed) {
-                        unsigned long commit;
+                unsigned long commit;
 
-                        memcpy(&commit, w->scratch + 8, sizeof(commit));
+                memcpy(w->scratch, spool + p->offset, w->kernel_page_size);
+                memcpy(&commit, w->scratch + 8, sizeof(commit));
+                if (p->missed) {
                         commit |= TRACEDAT_MISSED_EVENTS;
                         memcpy(w->scratch + 8, &commit, sizeof(commit));
                 }
+                /* Ours or the kernel's: the drop shows on the page's first event. */
+                if (commit & TRACEDAT_MISSED_EVENTS)
+                        page_time_extend_into_stamp(w->scratch, w->kernel_page_size);
                 put(w, w->scratch, w->kernel_page_size);
                 n++;
         }

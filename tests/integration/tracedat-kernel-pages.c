@@ -12,7 +12,10 @@
  *   CPU 2 page 1: kp_a a=3 (t=1500)                          pid: 999999 (no such process)
  *   a LOST notice (1 page)
  *   CPU 0 page 2: kp_a a=4 (t=3000)   marked: events dropped before it
- *   CPU 2 page 2: kp_b b=5 (t=3500)   marked too
+ *   CPU 2 page 2: kp_b b=5 (t=3500)   marked too; the page stamped 3000 and
+ *                 starting with a time extension of 500, as a page the
+ *                 kernel copied out partly read may (the writer moves it
+ *                 into the stamp, or trace-cmd would not show the drop)
  *   hostile: a page whose commit exceeds it, a page of another size, a
  *   page of CPU 5000, a format without an ID: all skipped
  * and prints "pid N" (ours) on stdout. */
@@ -99,7 +102,24 @@ int main(int argc, char *argv[]) {
         add_event(&page, 3000, 700, pid, 4);
         CHECK(send_page(w, &page, 0, PAGE_SIZE_USED) == 1);
         add_event(&page, 3500, 701, pid, 5);
-        CHECK(send_page(w, &page, 2, PAGE_SIZE_USED) == 1);
+        {
+                uint32_t extend[2] = { TRACEDAT_TYPE_TIME_EXTEND | (500u << 5), 0 };
+                uint64_t stamp = 3000;
+                const uint8_t *built = tracedat_page_finish(&page);
+
+                memcpy(bad, built, sizeof(bad));
+                memcpy(&commit, bad + 8, sizeof(commit));
+                memmove(bad + TRACEDAT_PAGE_HEADER_SIZE + 8, bad + TRACEDAT_PAGE_HEADER_SIZE,
+                        sizeof(bad) - TRACEDAT_PAGE_HEADER_SIZE - 8);
+                memcpy(bad + TRACEDAT_PAGE_HEADER_SIZE, extend, sizeof(extend));
+                commit += 8;
+                memcpy(bad + 8, &commit, sizeof(commit));
+                memcpy(bad, &stamp, sizeof(stamp));
+                tracedat_page_reset(&page);
+                CHECK(tracedat_writer_add_kernel_page(
+                              w, &(struct ueb_record_header) { .flags = UEB_RECORD_FLAG_KERNEL_PAGE, .cpu = 2 },
+                              bad, sizeof(bad)) == 1);
+        }
 
         /* Hostile pages: each skipped, nothing else changes. */
         add_event(&page, 4000, 700, pid, 6);

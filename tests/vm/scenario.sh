@@ -205,6 +205,32 @@ check "the file's record has the writing thread ($dat_tid) and time ($dat_ns) th
         -a "$diff_ns" -lt 20000000 -a "$diff_ns" -gt -20000000
 waitfor 50 not instances
 
+# 9b-lost. A trace.dat recording that stops reading (SIGSTOP) while a
+#     client writes 20000 records (some 120 pages): the pages its stream
+#     cannot take are counted lost by the broker (or, when the broker
+#     itself falls behind, dropped by the kernel's ring); either way
+#     trace-cmd report shows the drop, and the record written after it.
+lost=/tmp/lost.dat
+uebctl record -o $lost $EV > /tmp/lost.err 2>&1 &
+lost_pid=$!
+waitfor 100 grep -q '^Recording' /tmp/lost.err
+kill -STOP $lost_pid
+r=$(vm-client "$CMD" wait-enabled 10 burst 20000 a=5 b=burst 2>&1 | tail -n 1)
+info "a client's burst while the recorder is stopped: $r"
+kill -CONT $lost_pid
+sleep 2
+emit a=99 b=after >&2
+sleep 2
+kill -TERM $lost_pid
+waitfor 100 not kill -0 $lost_pid
+info "uebctl record -o $lost: $(cat /tmp/lost.err)"
+check "the burst's 20000 writes succeed while the recorder is stopped ($r)" matches "$r" '^burst 20000 written 20000$'
+trace-cmd report $lost > /tmp/lost.report 2>&1
+info "trace-cmd report $lost: $(grep -v ' $EV: ' /tmp/lost.report | head -n 5); $(grep -c " $EV: " /tmp/lost.report) records"
+check "trace-cmd report shows events dropped where the pages went missing" grep -q 'EVENTS DROPPED\]' /tmp/lost.report
+check "and the record written after the loss ('$EV: a=99 b=after')" grep -Eq " $EV: +a=(0x63 \(99\)|99) b=after\$" /tmp/lost.report
+waitfor 50 not instances
+
 # 9b'. RecordMatching on the kernel: a pattern recording started before its
 #      events exist takes each event registered later (two here: more than
 #      one event in one instance), and both reach the consumer.

@@ -12,6 +12,8 @@
  *                       "enabled 0" after SECS seconds
  *   write F=V...        encodes the assignments (as uebctl emit) and writes
  *                       one record: "write 0" or "write -ERRNO STRERROR"
+ *   burst N F=V...      writes that record N times as fast as it can:
+ *                       "burst N written W" (W writes succeeded)
  *   typed F=V...        the same values as typed values, written with
  *                       ueb_write_values(): "typed 0" or "typed -ERRNO ..."
  *   raw HEX             writes HEX ("" for none) as the payload, unchecked:
@@ -208,6 +210,24 @@ int main(int argc, char *argv[]) {
                         r = ueb_write(event, &(struct iovec) { payload, len }, 1);
                         free(payload);
                         print_result("write", r);
+                } else if (strcmp(step, "burst") == 0 && i + 1 < argc) {
+                        unsigned long count = strtoul(argv[++i], NULL, 10), written = 0;
+                        int first = i + 1, n = 0;
+                        void *payload = NULL;
+                        size_t len = 0;
+
+                        while (first + n < argc && strchr(argv[first + n], '='))
+                                n++;
+                        i += n;
+                        r = event_encode_payload(def, argv + first, (size_t) n, &payload, &len, &error);
+                        if (r < 0) {
+                                printf("burst: cannot encode: %s\n", r == -EINVAL ? error.message : strerror(-r));
+                                continue;
+                        }
+                        for (unsigned long k = 0; k < count; k++)
+                                written += ueb_write(event, &(struct iovec) { payload, len }, 1) >= 0;
+                        free(payload);
+                        printf("burst %lu written %lu\n", count, written);
                 } else if (strcmp(step, "typed") == 0) {
                         _cleanup_(event_text_values_done) struct event_text_values values = {};
                         int first = i + 1, n = 0;
