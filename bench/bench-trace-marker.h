@@ -91,8 +91,17 @@ static inline struct bench_trace_marker_result bench_trace_marker_run(const void
         fd = bench_trace_marker_open(&res, instance, sizeof(instance));
         if (fd < 0)
                 return res;
-        for (unsigned i = 0; i < 10000; i++)    /* warm up */
-                (void) write(fd, payload, len);
+        /* Warm up; a marker that refuses writes here is not measured. */
+        for (unsigned i = 0; i < 10000; i++) {
+                ssize_t k = write(fd, payload, len);
+
+                if (k != (ssize_t) len) {
+                        snprintf(res.why, sizeof(res.why), "trace_marker took %zd of %zu bytes while warming up%s%s",
+                                 k, len, k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
+                        bench_trace_marker_close(fd, instance);
+                        return res;
+                }
+        }
         t0 = bench_now_ns();
         for (unsigned long long i = 0; i < n; i++) {
                 if (write(fd, payload, len) == (ssize_t) len)

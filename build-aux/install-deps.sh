@@ -32,8 +32,9 @@ packages=(
         # LinuxTracepoints' C++ programs (tests/thirdparty, built with their own
         # CMake build: the EventHeader sample, perf-collect, perf-decode)
         cmake g++
-        # sanitizers, valgrind, fuzzing
-        clang libclang-rt-14-dev valgrind
+        # sanitizers, valgrind, fuzzing; clang and Debian's build flags
+        # (dpkg-buildflags) for build-aux/check-builds.sh
+        clang libclang-rt-14-dev valgrind dpkg-dev
         # the hostile test checks the state file is fsync'ed (strace)
         strace
         # bench/: LTTng-UST beside the ring (bench-ring-write, built by CI;

@@ -15,7 +15,13 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 build="${UEBROKER_BUILD_DIR:-$top/build}"
 
 "$top/build-aux/install-deps.sh"
-[ -f "$build/build.ninja" ] || meson setup "$build" "$top"
+# Warnings are errors in every build the project runs (the default is off
+# for distributions: docs/DECISIONS.md).
+if [ -f "$build/build.ninja" ]; then
+        meson configure "$build" -Dwerror=true
+else
+        meson setup "$build" "$top" -Dwerror=true
+fi
 ninja -C "$build"
 # The vm and system suites (QEMU, a kernel build on their first run) only
 # when asked for by name: --suite vm, --suite system.

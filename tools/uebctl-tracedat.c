@@ -266,10 +266,23 @@ static uint32_t event_id(struct tracedat_writer *w, const struct event_def *def)
         return (uint32_t) ++w->n_events;
 }
 
-static int spool_append(struct tracedat_writer *w, const struct spooled *s, const uint8_t *payload) {
-        static const uint8_t zeros[8];
-        size_t padding = UEB_RECORD_ALIGN_UP(s->payload_len) - s->payload_len;
+/* Appends @len bytes of @data to the spool: 0, or -EIO with the reason
+ * printed once (the writer is failed from then on). */
+static int spool_put(struct tracedat_writer *w, const void *data, size_t len) {
+        if (len > 0 && fwrite(data, len, 1, w->spool) != 1) {
+                if (!w->failed)
+                        fprintf(stderr, "error: cannot write the spool of %s: %m\n", w->path);
+                w->failed = true;
+                return -EIO;
+        }
+        w->spool_size += len;
+        return 0;
+}
 
+/* Appends the record @s and notes where it starts; its payload, if it has
+ * one, follows through spool_append_payload(). A record without payload
+ * (a loss) never passes a payload pointer, so none can be NULL. */
+static int spool_append(struct tracedat_writer *w, const struct spooled *s) {
         if (w->n_index == w->allocated_index) {
                 size_t n = w->allocated_index ? w->allocated_index * 2 : 1024;
                 struct spool_index *grown = reallocarray(w->index, n, sizeof(*grown));
@@ -279,17 +292,19 @@ static int spool_append(struct tracedat_writer *w, const struct spooled *s, cons
                 w->index = grown;
                 w->allocated_index = n;
         }
-        if (fwrite(s, sizeof(*s), 1, w->spool) != 1 ||
-            (s->payload_len && fwrite(payload, s->payload_len, 1, w->spool) != 1) ||
-            (padding && fwrite(zeros, padding, 1, w->spool) != 1)) {
-                if (!w->failed)
-                        fprintf(stderr, "error: cannot write the spool of %s: %m\n", w->path);
-                w->failed = true;
-                return -EIO;
-        }
         w->index[w->n_index++] = (struct spool_index) { .ts = s->ts, .offset = w->spool_size };
-        w->spool_size += sizeof(*s) + s->payload_len + padding;
-        return 0;
+        return spool_put(w, s, sizeof(*s));
+}
+
+/* The @len bytes of @payload after their record, padded to 8 bytes. */
+static int spool_append_payload(struct tracedat_writer *w, const uint8_t *payload, size_t len) {
+        static const uint8_t zeros[8];
+        int r;
+
+        r = spool_put(w, payload, len);
+        if (r < 0)
+                return r;
+        return spool_put(w, zeros, UEB_RECORD_ALIGN_UP(len) - len);
 }
 
 static int compare_comm(const void *a, const void *b) {
@@ -380,7 +395,9 @@ int tracedat_writer_add(struct tracedat_writer *w, const struct ueb_record_heade
                       h->timestamp_ns >= w->realtime_offset_ns ? h->timestamp_ns - w->realtime_offset_ns :
                                                                  0,
         };
-        r = spool_append(w, &s, payload);
+        r = spool_append(w, &s);
+        if (r >= 0)
+                r = spool_append_payload(w, payload, payload_len);
         if (r < 0)
                 return r;
         comm_note(w, s.pid);
@@ -401,7 +418,7 @@ int tracedat_writer_add_lost(struct tracedat_writer *w, const struct ueb_record_
                 w->lost += h->lost_count;
                 return 0;
         }
-        r = spool_append(w, &s, NULL);
+        r = spool_append(w, &s);
 
         if (r >= 0)
                 w->lost += h->lost_count;
@@ -505,7 +522,7 @@ static int kernel_page_events(struct tracedat_writer *w, size_t len) {
 int tracedat_writer_add_kernel_page(struct tracedat_writer *w, const struct ueb_record_header *h,
                                     const uint8_t *page, size_t len) {
         struct kernel_page *p;
-        int n;
+        int n, r;
 
         if (!kernel_mode(w) || len == 0 || len > TRACEDAT_KERNEL_PAGE_MAX || h->cpu >= TRACEDAT_CPU_MAX ||
             (w->kernel_page_size && len != w->kernel_page_size)) {
@@ -536,13 +553,9 @@ int tracedat_writer_add_kernel_page(struct tracedat_writer *w, const struct ueb_
         }
         p = &w->pages[w->n_pages];
         *p = (struct kernel_page) { .offset = w->spool_size, .cpu = h->cpu, .missed = w->missed_next[h->cpu] };
-        if (fwrite(page, len, 1, w->spool) != 1) {
-                if (!w->failed)
-                        fprintf(stderr, "error: cannot write the spool of %s: %m\n", w->path);
-                w->failed = true;
-                return -EIO;
-        }
-        w->spool_size += len;
+        r = spool_put(w, page, len);
+        if (r < 0)
+                return r;
         w->missed_next[h->cpu] = 0;
         w->n_pages++;
         if (h->cpu >= w->n_cpus)
@@ -783,8 +796,9 @@ static uint64_t write_kernel_pages(struct tracedat_writer *w, const uint8_t *spo
         return n;
 }
 
-int tracedat_writer_finish(struct tracedat_writer *w) {
-        _cleanup_(tracedat_writer_freep) struct tracedat_writer *owned = w;
+int tracedat_writer_finish(struct tracedat_writer *writer) {
+        /* Ours from here, freed on every return. */
+        _cleanup_(tracedat_writer_freep) struct tracedat_writer *w = writer;
         _cleanup_free_ uint64_t *entries = NULL;
         bool kernel_pages = w->kernel && w->n_pages > 0;
         size_t page_size = kernel_pages ? w->kernel_page_size : w->page_size;

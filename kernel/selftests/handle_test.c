@@ -41,7 +41,7 @@
 
 static int n_checks, n_failed;
 
-static bool check(bool ok, const char *fmt, ...)
+static bool __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -204,8 +204,9 @@ static void proposal_example(void)
 	ue_enable("test", true);
 	ue_trace_clear();
 	CHECK(page_data != MAP_FAILED && page_data[status_id] != 0, "enabled: its status byte is set");
-	if (page_data != MAP_FAILED && page_data[status_id])
-		writev(data_fd, io, 2);
+	CHECK(page_data != MAP_FAILED && page_data[status_id] &&
+	      writev(data_fd, io, 2) == (ssize_t)(io[0].iov_len + io[1].iov_len),
+	      "writev() of the index and payload writes them whole");
 	CHECK(ue_trace_has("test", "payload=1234"), "its record reaches the trace: 'test: payload=1234'");
 	CHECK(ue_file_contains(DEBUGFS_TRACING "/dynamic_events", "u:test int payload\n"),
 	      "dynamic_events lists 'u:test int payload'");

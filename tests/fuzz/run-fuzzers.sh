@@ -22,7 +22,7 @@ targets=(fuzz-event-parse fuzz-event-validate fuzz-event-encode fuzz-ring-read)
 
 if [ ! -f "$build/build.ninja" ]; then
         CC=clang meson setup "$build" "$src" \
-                -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+                -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true \
                 -Dtests=disabled -Ddaemon=disabled
 fi
 ninja -C "$build" "${targets[@]/#/tests/fuzz/}"

@@ -390,8 +390,6 @@ START_TEST(test_clients_bounded) {
 END_TEST
 
 START_TEST(test_unidentified_calls_refused) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-
         identify_waits(":1.20");
         identify_waits(":1.20");
         settle();
