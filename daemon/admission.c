@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "admission.h"
 
-enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bool exempt, uint64_t now_usec,
-                                       const struct admission_limits *limits, struct broker_event **ret_victim) {
+enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bool exempt, bool over_part,
+                                       uint64_t now_usec, const struct admission_limits *limits,
+                                       struct broker_event **ret_victim) {
         struct broker_event *victim;
+        bool user_full = !exempt && event_registry_count_owned(reg, uid) >= limits->events_per_user;
 
         *ret_victim = NULL;
-        if (!exempt && event_registry_count_owned(reg, uid) >= limits->events_per_user) {
+        if (user_full || over_part) {
                 victim = event_registry_find_unused(reg, uid, UINT64_MAX);
                 if (!victim)
-                        return ADMISSION_USER_FULL;
+                        return user_full ? ADMISSION_USER_FULL : ADMISSION_CROWDED;
                 *ret_victim = victim;
                 return ADMISSION_EVICT;
         }

@@ -92,12 +92,20 @@ static const struct delivery_cost small_reply = { .bytes = SMALL_REPLY_BYTES };
 static int refuse_undelivered(struct broker *b, struct session *s, sd_bus_error *error) {
         struct delivery_usage u;
 
+        char fds_holders[160], bytes_holders[160];
+
         delivery_get_user(b->delivery, s->uid, &u);
+        /* The caller may hold nothing: the holders are named too. */
         return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
-                                 "the bus has not yet delivered earlier replies of the broker to uid %u (%u "
-                                 "descriptors, %" PRIu64 " bytes, %u more replies waiting in the broker): read "
-                                 "the replies on your connections, or close those that do not, and try again",
-                                 (unsigned) s->uid, u.pinned.fds, u.pinned.bytes, u.held);
+                                 "the bus has not yet delivered earlier replies of the broker (uid %u's: %u "
+                                 "descriptors, %" PRIu64 " bytes, %u more replies waiting in the broker; "
+                                 "descriptors held most by %s, bytes by %s): read the replies on your "
+                                 "connections, or close those that do not, and try again",
+                                 (unsigned) s->uid, u.pinned.fds, u.pinned.bytes, u.held,
+                                 user_charges_holders_text(&b->charges, CHARGE_REPLY_FDS, fds_holders,
+                                                           sizeof(fds_holders)),
+                                 user_charges_holders_text(&b->charges, CHARGE_REPLY_BYTES, bytes_holders,
+                                                           sizeof(bytes_holders)));
 }
 
 /* Sends @reply to session @s through its ledger: now, or once the bus has
@@ -316,7 +324,23 @@ static int check_reservation(struct broker *b, struct session *s, const char *na
                                  res->pattern, res->origin);
 }
 
-static int refuse_clients_share(struct broker *b, struct session *s, sd_bus_error *error) {
+/* A refusal for a uid over its part of a pool among the uids holding it
+ * (user_charges_take()'s -EUSERS): the holders are named, not the caller
+ * alone, which may hold little. */
+static int refuse_crowded(struct broker *b, uid_t uid, enum charge_kind kind, sd_bus_error *error) {
+        char holders[160];
+
+        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                 "uid %u holds its part (%" PRIu64 ") of the %s that %" PRIu64
+                                 " uids share now; most are held by %s; try again once they release some",
+                                 (unsigned) uid, user_charges_held(&b->charges, uid, kind), charge_kind_name(kind),
+                                 b->charges.holders[kind],
+                                 user_charges_holders_text(&b->charges, kind, holders, sizeof(holders)));
+}
+
+static int refuse_clients_share(struct broker *b, struct session *s, int r, sd_bus_error *error) {
+        if (r == -EUSERS)
+                return refuse_crowded(b, s->uid, CHARGE_CLIENTS, error);
         return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                  "uid %u already has %u connections holding registrations (ClientsPerUser=%s)",
                                  (unsigned) s->uid, b->limits.clients_per_user,
@@ -325,6 +349,8 @@ static int refuse_clients_share(struct broker *b, struct session *s, sd_bus_erro
 
 static int refuse_admission(struct broker *b, enum admission verdict, uid_t uid, const char *name,
                             sd_bus_error *error) {
+        if (verdict == ADMISSION_CROWDED)
+                return refuse_crowded(b, uid, CHARGE_EVENTS, error);
         if (verdict == ADMISSION_USER_FULL)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u already owns %u events, all in use (EventsPerUser=%s); "
@@ -483,8 +509,11 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
         /* Decide. */
         if (ev && (grant ? session_is_granted(s, ev) : session_find_registration(s, ev, &write_index) == 0))
                 goto reply;
-        if (!s->provider_session && user_charges_check(&b->charges, s->uid, CHARGE_CLIENTS, 1) < 0)
-                return refuse_clients_share(b, s, error);
+        if (!s->provider_session) {
+                r = user_charges_check(&b->charges, s->uid, CHARGE_CLIENTS, 1);
+                if (r < 0)
+                        return refuse_clients_share(b, s, r, error);
+        }
         if (session_n_events(s) >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this connection already holds %u registrations (EventsPerClient=%s)",
@@ -498,6 +527,7 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
 
                 verdict = admission_for_new_event(&b->registry, s->uid,
                                                   user_charges_exempt(&b->charges, s->uid, CHARGE_EVENTS),
+                                                  user_charges_check(&b->charges, s->uid, CHARGE_EVENTS, 1) == -EUSERS,
                                                   b->registry.now_usec(), &limits, &victim);
                 if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
                         return refuse_admission(b, verdict, s->uid, def->name, error);
@@ -508,8 +538,8 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
 
         /* Change state: provider session, event, registration. */
         r = session_open_provider(s);
-        if (r == -EDQUOT)
-                return refuse_clients_share(b, s, error);
+        if (r == -EDQUOT || r == -EUSERS)
+                return refuse_clients_share(b, s, r, error);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
@@ -640,6 +670,8 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         if (fd == -EBUSY)
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
                                         "this connection has a ring already; keep using it");
+        if (fd == -EUSERS)
+                return refuse_crowded(b, s->uid, CHARGE_RING_BYTES, error);
         if (fd == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u has used its share of the memory for rings (RingMemoryPerUserKiB=%"
@@ -874,6 +906,8 @@ static int stream_charge_take(struct broker *b, struct session *s, struct provid
         int r;
 
         r = user_charges_take(&b->charges, s->uid, CHARGE_RECORD_STREAMS, 1);
+        if (r == -EUSERS)
+                return refuse_crowded(b, s->uid, CHARGE_RECORD_STREAMS, error);
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u already has %" PRIu64 " record streams open (RecordStreamsPerUser=%s); "

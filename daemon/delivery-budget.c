@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "delivery-budget.h"
+#include "user-charges.h"
 
 static bool fits(struct delivery_cost pinned, struct delivery_cost cost, unsigned max_fds, uint64_t max_bytes) {
         if (cost.fds > 0 && pinned.fds + cost.fds > max_fds)
@@ -10,11 +11,26 @@ static bool fits(struct delivery_cost pinned, struct delivery_cost cost, unsigne
         return true;
 }
 
+/* Within the uid's part among the uids pinning: an oversized reply alone
+ * aside, as in fits(). */
+static bool within_part(const struct delivery_limits *limits, const struct delivery_usage *all,
+                        const struct delivery_usage *user, struct delivery_cost cost) {
+        if (cost.fds > 0 && !charge_within_part(limits->max_fds, all->pinned.fds, user->pinned.fds, cost.fds,
+                                                all->others.fds))
+                return false;
+        if (cost.bytes > 0 && all->pinned.bytes > 0 &&
+            !charge_within_part(limits->max_bytes, all->pinned.bytes, user->pinned.bytes, cost.bytes,
+                                all->others.bytes))
+                return false;
+        return true;
+}
+
 enum delivery_verdict delivery_decide(const struct delivery_limits *limits, const struct delivery_usage *all,
                                       const struct delivery_usage *user, bool privileged,
                                       struct delivery_cost cost, bool may_hold) {
         bool fits_all = fits(all->pinned, cost, limits->max_fds, limits->max_bytes);
-        bool fits_user = privileged || fits(user->pinned, cost, limits->fds_per_uid, limits->bytes_per_uid);
+        bool fits_user = privileged || (fits(user->pinned, cost, limits->fds_per_uid, limits->bytes_per_uid) &&
+                                        within_part(limits, all, user, cost));
 
         if (fits_all && fits_user)
                 return DELIVERY_SEND;

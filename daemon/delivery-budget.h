@@ -61,6 +61,9 @@ struct delivery_limits {
 struct delivery_usage {
         struct delivery_cost pinned;
         unsigned held;
+        /* In the usage of all clients, as one uid sees it: how many other
+         * uids pin descriptors (.fds) and bytes (.bytes). */
+        struct delivery_cost others;
 };
 
 enum delivery_verdict {
@@ -70,11 +73,13 @@ enum delivery_verdict {
 };
 
 /* The verdict for a reply of @cost to a client of a uid whose usage is
- * @user (@privileged: root or the daemon's uid, exempt from the share),
- * with @all for everyone. A reply bigger than a byte bound on its own goes
- * when nothing else of its kind is pinned, so it is never held forever.
- * @may_hold false: a reply that cannot go now is refused, not held. Pure;
- * thread-safe. */
+ * @user (@privileged: root or the daemon's uid, exempt from the shares),
+ * with @all for everyone. A uid is bound by its fixed share and by its part
+ * among the uids pinning replies (charge_within_part(): it shrinks as more
+ * uids pin, so a few uids that read nothing cannot pin everything). A reply
+ * bigger than a byte bound on its own goes when nothing else of its kind is
+ * pinned, so it is never held forever. @may_hold false: a reply that
+ * cannot go now is refused, not held. Pure; thread-safe. */
 enum delivery_verdict delivery_decide(const struct delivery_limits *limits, const struct delivery_usage *all,
                                       const struct delivery_usage *user, bool privileged,
                                       struct delivery_cost cost, bool may_hold);

@@ -60,14 +60,21 @@ static struct delivery_usage usage_of(const struct delivery *d, uid_t uid) {
         };
 }
 
-/* What all users have pinned and held. */
-static struct delivery_usage usage_all(const struct delivery *d) {
+/* What all users have pinned and held, as @uid sees it (the other uids
+ * that pin). */
+static struct delivery_usage usage_all(const struct delivery *d, uid_t uid) {
+        const struct user_charges *c = d->charges;
+
         return (struct delivery_usage) {
                 .pinned = {
-                        .fds = (unsigned) d->charges->total[CHARGE_REPLY_FDS],
-                        .bytes = d->charges->total[CHARGE_REPLY_BYTES],
+                        .fds = (unsigned) c->total[CHARGE_REPLY_FDS],
+                        .bytes = c->total[CHARGE_REPLY_BYTES],
                 },
-                .held = (unsigned) d->charges->total[CHARGE_REPLIES_HELD],
+                .held = (unsigned) c->total[CHARGE_REPLIES_HELD],
+                .others = {
+                        .fds = (unsigned) user_charges_other_holders(c, uid, CHARGE_REPLY_FDS),
+                        .bytes = user_charges_other_holders(c, uid, CHARGE_REPLY_BYTES),
+                },
         };
 }
 
@@ -312,7 +319,7 @@ static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct del
 static void flush_held(struct delivery *d) {
         LIST_FOREACH_SAFE(held, h, next, d->held) {
                 struct delivery_ledger *l = h->ledger;
-                struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
+                struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
                 int r;
 
                 if (delivery_decide(&d->limits, &all, &user, l->privileged, h->cost, false) != DELIVERY_SEND)
@@ -331,7 +338,7 @@ static void flush_held(struct delivery *d) {
 
 int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold) {
         struct delivery *d = l->delivery;
-        struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
+        struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
         struct held_reply *h;
 
         switch (delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold)) {
@@ -361,7 +368,7 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct deliv
 
 int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
         struct delivery *d = l->delivery;
-        struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
+        struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
         int r;
 
         if (delivery_decide(&d->limits, &all, &user, l->privileged, cost, false) != DELIVERY_SEND) {
@@ -382,7 +389,7 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
 
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold) {
         struct delivery *d = l->delivery;
-        struct delivery_usage all = usage_all(d), user = usage_of(d, l->uid);
+        struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
 
         return delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold);
 }
@@ -432,7 +439,7 @@ void delivery_ledger_done(struct delivery_ledger *l) {
 /* The watch on the broker's own queue */
 
 static void log_stall(struct delivery *d, uint64_t queued, uint64_t stuck_usec) {
-        struct delivery_usage all = usage_all(d);
+        struct delivery_usage all = usage_all(d, (uid_t) -1);
         unsigned suppressed = 0, shown = 0;
         char who[512] = "";
         size_t len = 0;
@@ -496,7 +503,7 @@ void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
         uint64_t now = monotonic_usec();
 
         *ret = (struct delivery_stats) {
-                .all = usage_all(d),
+                .all = usage_all(d, (uid_t) -1),
                 .pinned_connections = d->pinned_connections,
                 .sent = d->sent,
                 .held = d->held_total,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "polkit-queue.h"
 #include "user-charges.h"
 
@@ -68,14 +69,66 @@ bool polkit_queue_may_send(const struct polkit_queue *q) {
         return q->n_sent < q->max_in_flight;
 }
 
+/* The uids with checks in flight and how many each has. */
+struct sent_by_uid {
+        uid_t uid;
+        size_t n;
+};
+
+static size_t tally_sent(const struct polkit_queue *q, struct sent_by_uid *tally) {
+        size_t n_uids = 0;
+
+        LIST_FOREACH(entries, e, q->entries) {
+                size_t i = 0;
+
+                if (e->state != POLKIT_SENT)
+                        continue;
+                while (i < n_uids && tally[i].uid != e->uid)
+                        i++;
+                if (i == n_uids)
+                        tally[n_uids++] = (struct sent_by_uid) { .uid = e->uid };
+                tally[i].n++;
+        }
+        return n_uids;
+}
+
+/* Whether @uid, with the checks in flight counted in @tally, is within its
+ * part of the slots among the uids that have some (charge_within_part()):
+ * so uids whose agents never answer cannot hold every slot. */
+static bool within_part(const struct polkit_queue *q, const struct sent_by_uid *tally, size_t n_uids, uid_t uid) {
+        size_t i = 0;
+
+        while (i < n_uids && tally[i].uid != uid)
+                i++;
+        return charge_within_part(q->max_in_flight, q->n_sent, i < n_uids ? tally[i].n : 0, 1,
+                                  n_uids - (i < n_uids));
+}
+
+bool polkit_queue_may_send_for(const struct polkit_queue *q, uid_t uid) {
+        _cleanup_free_ struct sent_by_uid *tally = NULL;
+
+        if (!polkit_queue_may_send(q))
+                return false;
+        tally = calloc(q->n_sent + 1, sizeof(*tally));
+        return tally && within_part(q, tally, tally_sent(q, tally), uid);
+}
+
 struct polkit_queue_entry *polkit_queue_next(const struct polkit_queue *q) {
+        _cleanup_free_ struct sent_by_uid *tally = NULL;
         struct polkit_queue_entry *oldest = NULL;
+        size_t n_uids;
 
         if (!polkit_queue_may_send(q))
                 return NULL;
+        tally = calloc(q->n_sent + 1, sizeof(*tally));
+        if (!tally)
+                return NULL;    /* tried again with the next answer or check */
+        n_uids = tally_sent(q, tally);
+        /* The list is newest first: the last one that may go is the
+         * oldest. */
         LIST_FOREACH(entries, e, q->entries)
-                if (e->state == POLKIT_QUEUED)
-                        oldest = e;     /* the list is newest first */
+                if (e->state == POLKIT_QUEUED && within_part(q, tally, n_uids, e->uid))
+                        oldest = e;
         return oldest;
 }
 

@@ -99,8 +99,24 @@ enum polkit_queue_match polkit_queue_match(const struct polkit_queue_entry *e, c
 bool polkit_queue_may_send(const struct polkit_queue *q);
 
 /**
- * polkit_queue_next() - the oldest POLKIT_QUEUED entry if one may be sent
- * now, else NULL (none queued, or max_in_flight out). Borrowed.
+ * polkit_queue_may_send_for() - whether a check of @uid may be sent now:
+ * polkit_queue_may_send() and within the uid's part of the slots (see
+ * polkit_queue_next()). False when out of memory.
+ */
+bool polkit_queue_may_send_for(const struct polkit_queue *q, uid_t uid);
+
+/**
+ * polkit_queue_next() - the oldest POLKIT_QUEUED entry that may be sent
+ * now, else NULL (none queued, max_in_flight out, or out of memory).
+ *
+ * @param q: the queue
+ *
+ * A uid's check goes only while the uid has no more than its part of the
+ * checks in flight among the uids that have some (charge_within_part():
+ * alone, half of max_in_flight; a newcomer always finds a slot), so uids
+ * whose polkit agents never answer hold at most half of the slots.
+ *
+ * Return: the entry, borrowed.
  */
 struct polkit_queue_entry *polkit_queue_next(const struct polkit_queue *q);
 

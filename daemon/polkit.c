@@ -383,6 +383,18 @@ static int set_not_queued(struct polkit_registry *reg, uid_t uid, int r, sd_bus_
                                   bound->pool);
                 return -EBUSY;
         }
+        if (r == -EUSERS) {
+                char holders[160];
+
+                sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                  "uid %u has its part (%" PRIu64 ") of the authorization checks that %" PRIu64
+                                  " uids share now; most are held by %s; wait for their answers and try again",
+                                  (unsigned) uid, user_charges_held(reg->queue.charges, uid, CHARGE_AUTHORIZATIONS),
+                                  reg->queue.charges->holders[CHARGE_AUTHORIZATIONS],
+                                  user_charges_holders_text(reg->queue.charges, CHARGE_AUTHORIZATIONS, holders,
+                                                            sizeof(holders)));
+                return -EBUSY;
+        }
         return r;
 }
 
@@ -446,7 +458,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         q->pid = pid;
         q->interactive = interactive;
 
-        if (polkit_queue_may_send(&reg->queue)) {
+        if (polkit_queue_may_send_for(&reg->queue, uid)) {
                 r = start_query(q, error);
                 if (r < 0) {
                         polkit_query_free(q);

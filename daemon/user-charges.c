@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <search.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bus-caller.h"
@@ -29,12 +31,25 @@ static void bucket_refill(const struct rate_bound *bound, struct token_bucket *b
                 bucket->updated_usec = now_usec;
 }
 
-enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
-                                  bool exempt) {
-        if (!exempt && (user > bound->share || amount > bound->share - user))
+bool charge_within_part(uint64_t pool, uint64_t total, uint64_t user, uint64_t amount, uint64_t others) {
+        uint64_t free_part = pool > total ? pool - total : 0;
+        uint64_t available = free_part > UINT64_MAX - user ? UINT64_MAX : free_part + user;
+        uint64_t n_plus_one = others < UINT64_MAX - 2 ? others + 2 : UINT64_MAX;
+
+        /* (user + amount) * (n + 1) <= available, without overflow. */
+        return user <= available / n_plus_one && amount <= available / n_plus_one - user;
+}
+
+enum charge_verdict charge_decide(const struct charge_bound *bound, const struct charge_usage *usage, uint64_t amount,
+                                  bool privileged) {
+        bool share_exempt = privileged && bound->privileged_exempt;
+
+        if (!share_exempt && (usage->user > bound->share || amount > bound->share - usage->user))
                 return CHARGE_OVER_SHARE;
-        if (total > bound->pool || amount > bound->pool - total)
+        if (usage->total > bound->pool || amount > bound->pool - usage->total)
                 return CHARGE_POOL_FULL;
+        if (!privileged && !charge_within_part(bound->pool, usage->total, usage->user, amount, usage->others))
+                return CHARGE_CROWDED;
         return CHARGE_GRANTED;
 }
 
@@ -119,18 +134,34 @@ void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds 
         c->bounds = *bounds;
 }
 
+/* Root and the daemon's uid are not counted among the holders: they are
+ * what the shrinking parts keep room for, not competitors for it. */
+static bool counted_holder(const struct user_account *a) {
+        return !bus_caller_privileged(a->uid);
+}
+
 static void add(struct user_charges *c, struct user_account *a, enum charge_kind kind, uint64_t amount) {
+        if (a->held[kind] == 0 && amount > 0 && counted_holder(a))
+                c->holders[kind]++;
         a->held[kind] += amount;
         c->total[kind] += amount;
 }
 
 int user_charges_check(const struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
-        switch (charge_decide(&c->bounds.kind[kind], c->total[kind], user_charges_held(c, uid, kind), amount,
-                              user_charges_exempt(c, uid, kind))) {
+        uint64_t held = user_charges_held(c, uid, kind);
+        struct charge_usage usage = {
+                .total = c->total[kind],
+                .user = held,
+                .others = user_charges_other_holders(c, uid, kind),
+        };
+
+        switch (charge_decide(&c->bounds.kind[kind], &usage, amount, bus_caller_privileged(uid))) {
         case CHARGE_OVER_SHARE:
                 return -EDQUOT;
         case CHARGE_POOL_FULL:
                 return -ENOSPC;
+        case CHARGE_CROWDED:
+                return -EUSERS;
         case CHARGE_GRANTED:
                 break;
         }
@@ -169,6 +200,8 @@ void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind ki
                 amount = a->held[kind];
         a->held[kind] -= amount;
         c->total[kind] -= amount;
+        if (amount > 0 && a->held[kind] == 0 && counted_holder(a))
+                c->holders[kind]--;
         account_trim(c, a);
 }
 
@@ -190,6 +223,12 @@ bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_ki
         return c->bounds.kind[kind].privileged_exempt && bus_caller_privileged(uid);
 }
 
+uint64_t user_charges_other_holders(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        bool counted = !bus_caller_privileged(uid) && user_charges_held(c, uid, kind) > 0;
+
+        return c->holders[kind] - counted;
+}
+
 uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
         const struct user_account *a = account_find(c, uid);
 
@@ -201,10 +240,68 @@ uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_
         uint64_t pool_room = bound->pool > c->total[kind] ? bound->pool - c->total[kind] : 0;
         uint64_t held = user_charges_held(c, uid, kind);
         uint64_t share_room = bound->share > held ? bound->share - held : 0;
+        uint64_t room = user_charges_exempt(c, uid, kind) || share_room > pool_room ? pool_room : share_room;
 
-        if (user_charges_exempt(c, uid, kind) || share_room > pool_room)
-                return pool_room;
-        return share_room;
+        if (!bus_caller_privileged(uid)) {
+                /* The part among the holders: (held + room) * (n + 1) <=
+                 * pool_room + held, n counting this uid. */
+                uint64_t others = user_charges_other_holders(c, uid, kind);
+                uint64_t part = (pool_room + held) / (others + 2);
+                uint64_t part_room = part > held ? part - held : 0;
+
+                if (part_room < room)
+                        room = part_room;
+        }
+        return room;
+}
+
+struct holders_walk {
+        enum charge_kind kind;
+        const struct user_account *top[3];
+        uint64_t n;
+};
+
+static void holders_visit(const void *node, VISIT which, void *userdata) {
+        const struct user_account *a = *(const struct user_account *const *) node;
+        struct holders_walk *w = userdata;
+        const struct user_account *carry = a;
+
+        if ((which != postorder && which != leaf) || a->held[w->kind] == 0)
+                return;
+        w->n++;
+        /* Insertion into the three largest, largest first. */
+        for (unsigned i = 0; i < 3 && carry; i++)
+                if (!w->top[i] || carry->held[w->kind] > w->top[i]->held[w->kind]) {
+                        const struct user_account *t = w->top[i];
+
+                        w->top[i] = carry;
+                        carry = t;
+                }
+}
+
+const char *user_charges_holders_text(const struct user_charges *c, enum charge_kind kind, char *buf, size_t size) {
+        struct holders_walk w = { .kind = kind };
+        size_t at = 0;
+
+        if (size == 0)
+                return buf;
+        buf[0] = '\0';
+        twalk_r(c->by_uid, holders_visit, &w);
+        if (w.n == 0) {
+                snprintf(buf, size, "nobody");
+                return buf;
+        }
+        for (unsigned i = 0; i < 3 && w.top[i] && at < size; i++) {
+                int k = snprintf(buf + at, size - at, "%suid %u (%" PRIu64 ")", i ? ", " : "",
+                                 (unsigned) w.top[i]->uid, w.top[i]->held[kind]);
+
+                if (k < 0)
+                        break;
+                at += (size_t) k;
+        }
+        if (w.n > 3 && at < size)
+                snprintf(buf + at, size - at, " and %" PRIu64 " more uid%s", w.n - 3, w.n - 3 == 1 ? "" : "s");
+        return buf;
 }
 
 const char *charge_kind_name(enum charge_kind kind) {

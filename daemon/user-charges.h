@@ -3,14 +3,25 @@
 
 /*
  * What each uid holds of every pool a client draws from, charged and
- * released in this one place, so that no user can empty a pool for the
- * others: each pool has a bound for all users together and a share, the
- * most one uid may hold of it. Root and the daemon's own uid are exempt
- * from the shares of the pools that say so (they could open tracefs
- * themselves), never from the pools; ClientsPerUser= and EventsPerUser=
- * bind root as well, as they always did, so that no runaway service of
- * root fills the event table either. docs/CONFIGURATION.md lists every pool, its share and where each
- * is set.
+ * released in this one place, so that no user, nor a few together, can
+ * empty a pool for the others. Each pool has a bound for all users
+ * together and two shares for one uid:
+ *
+ * - a fixed share, the most one uid may ever hold (ClientsPerUser=, ...);
+ * - a share of what is left that shrinks as more uids hold part of the
+ *   pool (dbus-broker's user accounting): after a take, the uid holds at
+ *   most 1/(n+1) of what is available to it (the pool's free part plus
+ *   what it holds), n the number of uids holding part of the pool, itself
+ *   included. Alone a uid gets at most half; k uids together leave at
+ *   least half free, and a newcomer among them still gets a part. So the
+ *   pool is never empty for root, the daemon's uid, or a bystander.
+ *
+ * Root and the daemon's own uid are bound by the pool only: never by the
+ * shrinking share (theirs is the reserve it keeps), nor by the fixed share
+ * of the pools that say so (they could open tracefs themselves);
+ * ClientsPerUser= and EventsPerUser= bind root as well, as they always
+ * did, so that no runaway service of root fills the event table either.
+ * docs/CONFIGURATION.md lists every pool, its share and where each is set.
  *
  * Charging is a pure decision (charge_decide()) over counters kept here; the
  * callers (sessions, the event registry, polkit, the broker for rings and
@@ -21,6 +32,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -75,20 +87,52 @@ struct charge_bounds {
 
 enum charge_verdict {
         CHARGE_GRANTED,
-        CHARGE_OVER_SHARE,              /* the uid would hold more than its share */
+        CHARGE_OVER_SHARE,              /* the uid would hold more than its fixed share */
         CHARGE_POOL_FULL,               /* all users together would hold more than the pool */
+        CHARGE_CROWDED,                 /* the uid would hold more than its part among the holders */
+};
+
+/* What is held of one pool, as one uid sees it. */
+struct charge_usage {
+        uint64_t total;                 /* all users together */
+        uint64_t user;                  /* the uid asking */
+        uint64_t others;                /* uids other than it holding part of the pool */
 };
 
 /**
- * charge_decide() - may a uid that holds @user of a pool whose users hold
- * @total in all take @amount more?
+ * charge_within_part() - whether a uid may hold @user + @amount of a pool
+ * of @pool whose users hold @total in all, with @others other uids holding
+ * part of it: at most 1/(n+1) of the pool's free part plus @user, n =
+ * @others + 1 (dbus-broker's user_charge_check(), A(n) = n + 1).
  *
- * @exempt: root or the daemon's uid, bound by the pool only. The share is
- * checked first, so a user at its share learns that it is its own limit
- * (what it can fix) even when the pool is full too. Pure; thread-safe.
+ * @param pool: the pool's bound
+ * @param total: what all users hold
+ * @param user: what the uid holds
+ * @param amount: what it asks for
+ * @param others: how many other uids hold part of the pool
+ *
+ * Return: true when within its part. Pure, no overflow; thread-safe.
  */
-enum charge_verdict charge_decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
-                                  bool exempt);
+bool charge_within_part(uint64_t pool, uint64_t total, uint64_t user, uint64_t amount, uint64_t others);
+
+/**
+ * charge_decide() - may a uid take @amount more of a pool held as @usage?
+ *
+ * @param bound: the pool and the fixed share
+ * @param usage: what is held, as the uid sees it
+ * @param amount: what it asks for
+ * @param privileged: root or the daemon's uid: bound by the pool, and by
+ *   the fixed share only where @bound says so (!privileged_exempt); never
+ *   by its part among the holders
+ *
+ * The fixed share is checked first, so a user at its share learns that it
+ * is its own limit (what it can fix) even when the pool is full too; then
+ * the pool; then the uid's part among the holders.
+ *
+ * Return: the verdict. Pure; thread-safe.
+ */
+enum charge_verdict charge_decide(const struct charge_bound *bound, const struct charge_usage *usage, uint64_t amount,
+                                  bool privileged);
 
 /**
  * rate_decide() - may one more take come out of @bucket at @now_usec?
@@ -109,6 +153,7 @@ uint64_t charge_default_share(uint64_t pool);
 struct user_charges {
         void *by_uid;                   /* tsearch() tree of struct user_account; none holding nothing */
         uint64_t total[_CHARGE_KIND_MAX];
+        uint64_t holders[_CHARGE_KIND_MAX];     /* uids holding some of each, root and the daemon's aside */
         struct charge_bounds bounds;
         unsigned n_accounts;
         uint64_t (*now_usec)(void);     /* CLOCK_MONOTONIC; tests set their own */
@@ -128,8 +173,10 @@ void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds 
  * user_charges_take() - charges @amount of @kind to @uid if charge_decide()
  * grants it (exempt: user_charges_exempt()).
  *
- * Returns 0; -EDQUOT when over the uid's share; -ENOSPC when the pool is
- * full; -ENOMEM. Nothing is charged on error.
+ * Returns 0; -EDQUOT when over the uid's fixed share; -ENOSPC when the
+ * pool is full; -EUSERS when over its part among the uids holding the pool
+ * (user_charges_holders_text() names them); -ENOMEM. Nothing is charged on
+ * error.
  */
 int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
 /** user_charges_check() - what user_charges_take() would return, charging
@@ -160,11 +207,28 @@ int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kin
 
 /** user_charges_exempt() - whether @uid has no share of @kind. */
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind);
+/** user_charges_other_holders() - how many uids other than @uid hold some
+ * of @kind (root and the daemon's uid not counted). */
+uint64_t user_charges_other_holders(const struct user_charges *c, uid_t uid, enum charge_kind kind);
 /** user_charges_held() - what @uid holds of @kind (0 for an unknown uid). */
 uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind);
 /** user_charges_room() - what @uid may still take of @kind: the smaller of
  * its share's and the pool's rest (the pool's alone when exempt). */
 uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_kind kind);
+
+/**
+ * user_charges_holders_text() - who holds most of @kind, for a refusal:
+ * "uid 1001 (12), uid 1002 (12), uid 7 (4) and 2 more uids", at most three
+ * named, the largest first.
+ *
+ * @param c: the ledger
+ * @param kind: the pool
+ * @param buf: where the text goes, NUL-terminated, cut to @size
+ * @param size: its size
+ *
+ * Return: @buf ("nobody" when nobody holds any). Single-threaded.
+ */
+const char *user_charges_holders_text(const struct user_charges *c, enum charge_kind kind, char *buf, size_t size);
 
 /* For messages: "connections", "events", ... */
 const char *charge_kind_name(enum charge_kind kind);

@@ -265,6 +265,22 @@ def cmd_unread_register(address, n_conns, n, command):
     wait_stdin()
 
 
+def cmd_interactive_register(address, n_conns, n, prefix):
+    """Registers of new names that allow interactive authorization, one
+    connection each, replies never waited for: with a polkit whose agent
+    never answers (polkit-standin.py), each check stays in flight."""
+    conns = [connect(address) for _ in range(int(n_conns))]
+    for c, conn in enumerate(conns):
+        for i in range(int(n)):
+            msg = dbus.lowlevel.MethodCallMessage(BROKER, PATH, INTERFACE, 'Register')
+            msg.append(f'{prefix}_{c}_{i} u32 a', signature='s')
+            msg.set_allow_interactive_authorization(True)
+            conn.send_message(msg)
+        conn.flush()
+    print(json.dumps({'sent': int(n_conns) * int(n)}), end='')
+    wait_stdin()
+
+
 def cmd_unread_both(address, n_conns, n, command):
     conns = [connect(address) for _ in range(int(n_conns))]
     send_unread(conns, [('Register', 's', (command,)), ('ListEvents', '', ())], n)
@@ -524,7 +540,7 @@ def main():
     address, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     commands = {'hold': cmd_hold, 'churn': cmd_churn, 'churn-polite': cmd_churn_polite, 'many': cmd_many, 'register': cmd_register, 'flood': cmd_flood,
                 'fds': cmd_fds, 'unread': cmd_unread, 'repeat': cmd_repeat,
-                'unread-register': cmd_unread_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
+                'unread-register': cmd_unread_register, 'interactive-register': cmd_interactive_register, 'unread-both': cmd_unread_both, 'victim': cmd_victim, 'fill': cmd_fill,
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
                 'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer,

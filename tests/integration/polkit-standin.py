@@ -42,7 +42,9 @@ class Authority(dbus.service.Object):
         uid = int(self.bus.get_unix_user(str(fields['name'])))
         with open(self.log, 'a') as f:
             f.write(f'{uid} {action}\n')
-        if uid == self.stalled_uid:
+        # STALLED_UID's checks, and every interactive one (flag 1: a user
+        # whose authentication agent never answers), stay unanswered.
+        if uid == self.stalled_uid or int(flags) & 1:
             self.stalled.append(reply)
             return
         reply((action in self.allowed, False, {}))

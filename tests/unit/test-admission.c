@@ -65,7 +65,7 @@ static struct broker_event *add(const char *name, uid_t owner) {
 }
 
 static enum admission decide(uid_t uid, struct broker_event **victim) {
-        return admission_for_new_event(reg, uid, false, fake_now, &limits, victim);
+        return admission_for_new_event(reg, uid, false, false, fake_now, &limits, victim);
 }
 
 START_TEST(test_room_admits_without_victim) {
@@ -104,17 +104,41 @@ START_TEST(test_user_at_limit_all_in_use_is_refused) {
 }
 END_TEST
 
+/* Over its part among the owners, a caller may only make room among its
+ * own unused events, as at EventsPerUser=; the table has room. */
+START_TEST(test_over_part_evicts_only_its_own) {
+        struct broker_event *a1 = add("a1", 1000), *victim;
+
+        add("b1", 2000);
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, false, true, fake_now, &limits, &victim),
+                         ADMISSION_EVICT);
+        ck_assert_ptr_eq(victim, a1);
+        a1->n_registrations = 1;
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, false, true, fake_now, &limits, &victim),
+                         ADMISSION_CROWDED);
+        ck_assert_ptr_null(victim);
+        /* At EventsPerUser= too: that one is named, the caller's own limit. */
+        add("a2", 1000)->n_registrations = 1;
+        add("a3", 1000)->n_registrations = 1;
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, false, true, fake_now, &limits, &victim),
+                         ADMISSION_USER_FULL);
+        a1->n_registrations = 0;
+        event_registry_find(reg, "a2")->n_registrations = 0;
+        event_registry_find(reg, "a3")->n_registrations = 0;
+}
+END_TEST
+
 START_TEST(test_exempt_caller_has_no_share_but_the_table) {
         struct broker_event *a[3] = { add("a1", 1000), add("a2", 1000), add("a3", 1000) }, *victim;
 
         for (int i = 0; i < 3; i++)
                 a[i]->n_registrations = 1;
-        ck_assert_int_eq(admission_for_new_event(reg, 1000, true, fake_now, &limits, &victim), ADMISSION_ADMIT);
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, true, false, fake_now, &limits, &victim), ADMISSION_ADMIT);
         add("a4", 1000);
         add("a5", 1000);
         add("a6", 1000);
         /* Table full, its own unused events go first. */
-        ck_assert_int_eq(admission_for_new_event(reg, 1000, true, fake_now, &limits, &victim), ADMISSION_EVICT);
+        ck_assert_int_eq(admission_for_new_event(reg, 1000, true, false, fake_now, &limits, &victim), ADMISSION_EVICT);
         ck_assert_str_eq(victim->def->name, "a4");
         for (int i = 0; i < 3; i++)
                 a[i]->n_registrations = 0;
@@ -189,6 +213,7 @@ static Suite *admission_suite(void) {
         tcase_add_test(tc, test_exempt_caller_has_no_share_but_the_table);
         tcase_add_test(tc, test_user_at_limit_evicts_only_its_own);
         tcase_add_test(tc, test_user_at_limit_all_in_use_is_refused);
+        tcase_add_test(tc, test_over_part_evicts_only_its_own);
         tcase_add_test(tc, test_full_table_keeps_other_users_events_until_expiry);
         tcase_add_test(tc, test_full_table_takes_callers_own_unused_first);
         tcase_add_test(tc, test_expiry_clock_before_boot_plus_expiry);

@@ -12,10 +12,10 @@
 #include "polkit-queue.h"
 #include "user-charges.h"
 
-#define MAX_IN_FLIGHT 3u
+#define MAX_IN_FLIGHT 8u
 #define SHARE 4u
-#define POOL 10u
-#define N_ENTRIES 16u
+#define POOL 16u
+#define N_ENTRIES 80u
 
 static struct user_charges charges;
 static struct polkit_queue queue, *const q = &queue;
@@ -80,42 +80,63 @@ START_TEST(test_sent_oldest_first_within_the_bound) {
         for (unsigned i = 0; i < 6; i++)
                 add(i, plain_uid(i));
         ck_assert_uint_eq(q->n, 6);
-
-        /* The oldest three go out; the others wait. */
-        for (unsigned i = 0; i < MAX_IN_FLIGHT; i++) {
+        /* The oldest go out while each uid is within its part of the 8
+         * slots among the uids in flight ((1 + 0) * (k + 1) <= 8 - (k - 1)
+         * for the k-th): four; the others wait though slots are free. */
+        for (unsigned i = 0; i < 4; i++) {
                 ck_assert(polkit_queue_may_send(q));
                 ck_assert_ptr_eq(polkit_queue_next(q), &entries[i]);
                 polkit_queue_sent(q, &entries[i]);
                 ck_assert_int_eq(entries[i].state, POLKIT_SENT);
         }
-        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT);
-        ck_assert(!polkit_queue_may_send(q));
+        ck_assert_uint_eq(q->n_sent, 4);
+        ck_assert(polkit_queue_may_send(q));
         ck_assert_ptr_null(polkit_queue_next(q));
-
         /* An answer makes room for the oldest waiting one, not the newest. */
         polkit_queue_answered(q, &entries[1]);
         ck_assert_int_eq(entries[1].state, POLKIT_ANSWERED);
-        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT - 1);
-        ck_assert_ptr_eq(polkit_queue_next(q), &entries[3]);
+        ck_assert_uint_eq(q->n_sent, 3);
+        ck_assert_ptr_eq(polkit_queue_next(q), &entries[4]);
         ck_assert_uint_eq(send_queued(), 1);
-        ck_assert_int_eq(entries[3].state, POLKIT_SENT);
+        ck_assert_int_eq(entries[4].state, POLKIT_SENT);
         ck_assert_ptr_null(polkit_queue_next(q));
-
         /* An answered check waiting for its re-run takes no room. */
         ck_assert_uint_eq(q->n, 6);
-        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT);
-
+        ck_assert_uint_eq(q->n_sent, 4);
         /* A sent check taken out (its sender left) makes room too. */
         polkit_queue_remove(q, &entries[0]);
         ck_assert_uint_eq(q->n, 5);
-        ck_assert_ptr_eq(polkit_queue_next(q), &entries[4]);
+        ck_assert_ptr_eq(polkit_queue_next(q), &entries[5]);
         ck_assert_uint_eq(send_queued(), 1);
         ck_assert_ptr_eq(polkit_queue_next(q), NULL);
+        remove_all();
+}
+END_TEST
 
-        /* A queued check taken out leaves the count of sent ones alone. */
-        polkit_queue_remove(q, &entries[5]);
-        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT);
-        ck_assert_ptr_null(polkit_queue_next(q));
+/* Eight uids whose agents never answer, each with AuthorizationsPerUser=8
+ * checks, hold less than the 64 slots: another uid's check goes at once. */
+START_TEST(test_unanswering_uids_leave_slots) {
+        const struct charge_bounds bounds = {
+                .kind[CHARGE_AUTHORIZATIONS] = { .pool = 1024, .share = 8, .privileged_exempt = true },
+        };
+        unsigned i = 0;
+
+        user_charges_done(&charges);
+        user_charges_init(&charges, &bounds);
+        polkit_queue_init(q, &charges, 64);
+        for (unsigned u = 0; u < 8; u++)
+                for (unsigned k = 0; k < 8; k++, i++)
+                        add(i, plain_uid(u));
+        send_queued();
+        ck_assert_uint_lt(q->n_sent, 64);
+        /* The first uid has its part; a newcomer has room, as polkit.c
+         * asks before sending a new check at once. */
+        ck_assert(!polkit_queue_may_send_for(q, plain_uid(0)));
+        ck_assert(polkit_queue_may_send_for(q, plain_uid(100)));
+        add(i, plain_uid(100));
+        ck_assert_ptr_eq(polkit_queue_next(q), &entries[i]);
+        ck_assert_uint_eq(send_queued(), 1);
+        ck_assert_int_eq(entries[i].state, POLKIT_SENT);
         remove_all();
 }
 END_TEST
@@ -187,20 +208,28 @@ START_TEST(test_share_per_uid_and_pool) {
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_AUTHORIZATIONS), SHARE);
         ck_assert_ptr_null(polkit_queue_find(q, &requests[i], 1, ":1.99"));
 
-        /* Others are not held up by it... */
+        /* Others are not held up by it: another gets its share... */
         for (; i < 2 * SHARE; i++)
                 add(i, b);
+        /* ...a third its part among the three of what is left (2 of 8)... */
         add(i++, c);
         add(i++, c);
-        ck_assert_uint_eq(q->n, POOL);
-        /* ...until the pool is full, for a uid under its share too. */
+        ck_assert_int_eq(polkit_queue_add(q, &extra, &requests[i], 1, ":1.99", "act", c), -EUSERS);
+        ck_assert_uint_eq(q->n, 2 * SHARE + 2);
+        /* ...and root the rest, until the pool is full for everyone. */
+        while (q->n < POOL)
+                add(i++, 0);
         ck_assert_int_eq(polkit_queue_add(q, &extra, &requests[i], 1, ":1.99", "act", c), -ENOSPC);
-        ck_assert_uint_eq(q->n, POOL);
         ck_assert_uint_eq(charges.total[CHARGE_AUTHORIZATIONS], POOL);
 
-        /* A removed check gives its uid's charge back: room again. */
+        /* A removed check gives its uid's charge back: room again, once
+         * root's are answered too (3 of 1 + 3 is more than a's part). */
         polkit_queue_remove(q, &entries[0]);
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_AUTHORIZATIONS), SHARE - 1);
+        ck_assert_int_eq(polkit_queue_add(q, &extra, &requests[i], 1, ":1.99", "act", a), -EUSERS);
+        /* Alone again: its share. */
+        for (unsigned k = SHARE; k < i; k++)
+                polkit_queue_remove(q, &entries[k]);
         add(0, a);
         ck_assert_int_eq(polkit_queue_add(q, &extra, &requests[i], 1, ":1.99", "act", a), -EDQUOT);
         remove_all();
@@ -242,6 +271,7 @@ static Suite *polkit_queue_suite(void) {
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_sent_oldest_first_within_the_bound);
+        tcase_add_test(tc, test_unanswering_uids_leave_slots);
         tcase_add_test(tc, test_failure_to_send_is_an_answer);
         tcase_add_test(tc, test_found_by_request_cookie_and_sender);
         tcase_add_test(tc, test_what_a_rerun_gets);

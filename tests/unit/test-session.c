@@ -126,7 +126,7 @@ static void setup(void) {
                 .kind = {
                         [CHARGE_CLIENTS] = { .pool = CLIENTS_MAX, .share = CLIENTS_SHARE },
                         [CHARGE_EVENTS] = { .pool = STATUS_INDEX_MAX, .share = STATUS_INDEX_MAX },
-                        [CHARGE_RING_BYTES] = { .pool = 4 * RING_SIZE_MIN, .share = 3 * RING_SIZE_MIN },
+                        [CHARGE_RING_BYTES] = { .pool = 8 * RING_SIZE_MIN, .share = 3 * RING_SIZE_MIN },
                 },
         };
         int pair[2];
@@ -485,23 +485,25 @@ START_TEST(test_provider_session_charged_per_uid) {
         ck_assert_ptr_null(a3->provider_session);
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), CLIENTS_SHARE);
 
-        /* Other uids fill the pool (Clients=): then a uid under its share
-         * is refused as well, as EDQUOT. */
-        for (unsigned i = 0; i < (CLIENTS_MAX - CLIENTS_SHARE) / CLIENTS_SHARE; i++)
-                for (unsigned j = 0; j < CLIENTS_SHARE; j++) {
-                        snprintf(name, sizeof(name), ":1.%u", 50 + i * CLIENTS_SHARE + j);
-                        ck_assert_int_eq(session_open_provider(identified(name, plain_uid(10 + i))), 0);
-                }
-        ck_assert_uint_eq(charges.total[CHARGE_CLIENTS], CLIENTS_MAX);
-        ck_assert_int_eq(session_open_provider(identified(":1.43", b)), -EDQUOT);
-        ck_assert_uint_eq(user_charges_held(&charges, b, CHARGE_CLIENTS), 0);
-
         /* A connection gone gives its charge back. */
         session_gone(&sessions, ":1.40");
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), 1);
         ck_assert_int_eq(session_open_provider(a3), 0);
         ck_assert_ptr_nonnull(a3->provider_session);
-        ck_assert_int_eq(session_open_provider(identified(":1.44", c)), -EDQUOT);
+
+        /* Other uids take their parts of what is left, each less as more
+         * hold some (user-charges.h): the second its share, the third one
+         * connection, the fourth none; the pool keeps room for root. */
+        for (unsigned j = 0; j < CLIENTS_SHARE; j++) {
+                snprintf(name, sizeof(name), ":1.%u", 50 + j);
+                ck_assert_int_eq(session_open_provider(identified(name, plain_uid(10))), 0);
+        }
+        ck_assert_int_eq(session_open_provider(identified(":1.60", c)), 0);
+        ck_assert_int_eq(session_open_provider(identified(":1.61", c)), -EUSERS);
+        ck_assert_int_eq(session_open_provider(identified(":1.43", b)), -EUSERS);
+        ck_assert_uint_eq(user_charges_held(&charges, b, CHARGE_CLIENTS), 0);
+        ck_assert_uint_lt(charges.total[CHARGE_CLIENTS], CLIENTS_MAX);
+        ck_assert_int_eq(session_open_provider(identified(":1.44", 0)), 0);
 }
 END_TEST
 
@@ -611,11 +613,11 @@ START_TEST(test_ring_within_share_and_pool) {
         ck_assert_int_eq(session_open_ring(a2, RING_DATA_MIN, &size), -EDQUOT);
         ck_assert_uint_eq(a2->ring_bytes, 0);
 
-        /* Another uid: its share, then the pool (four smallest rings) is
-         * used up. */
+        /* Another uid: one smallest ring is within its part of the five
+         * left among the two holders, a second is not (user-charges.h). */
         fd2 = session_open_ring(b1, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd2, 0);
-        ck_assert_int_eq(session_open_ring(b2, RING_DATA_MIN, &size), -ENOSPC);
+        ck_assert_int_eq(session_open_ring(b2, RING_DATA_MIN, &size), -EUSERS);
         ck_assert_uint_eq(b2->ring_bytes, 0);
         ck_assert_uint_eq(charges.total[CHARGE_RING_BYTES], 4 * RING_SIZE_MIN);
 

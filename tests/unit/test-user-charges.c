@@ -3,6 +3,8 @@
  * share, root exempt from the share only, what is released given back
  * exactly, accounts gone once they hold nothing. */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check-tap.h"
@@ -25,22 +27,123 @@ static struct charge_bounds test_bounds(void) {
         return b;
 }
 
-START_TEST(test_decide_share_then_pool) {
-        const struct charge_bound bound = { .pool = 100, .share = 25 };
+static enum charge_verdict decide(const struct charge_bound *bound, uint64_t total, uint64_t user, uint64_t amount,
+                                  bool privileged) {
+        /* Nobody else holds any: only the caller's part of half. */
+        return charge_decide(bound, &(struct charge_usage) { .total = total, .user = user }, amount, privileged);
+}
 
-        ck_assert_int_eq(charge_decide(&bound, 0, 0, 25, false), CHARGE_GRANTED);
-        ck_assert_int_eq(charge_decide(&bound, 24, 24, 2, false), CHARGE_OVER_SHARE);
+START_TEST(test_decide_share_then_pool) {
+        const struct charge_bound bound = { .pool = 100, .share = 25, .privileged_exempt = true };
+
+        ck_assert_int_eq(decide(&bound, 0, 0, 25, false), CHARGE_GRANTED);
+        ck_assert_int_eq(decide(&bound, 24, 24, 2, false), CHARGE_OVER_SHARE);
         /* The share is named first when both are reached: that one the
          * caller can fix. */
-        ck_assert_int_eq(charge_decide(&bound, 100, 25, 1, false), CHARGE_OVER_SHARE);
-        ck_assert_int_eq(charge_decide(&bound, 99, 10, 2, false), CHARGE_POOL_FULL);
-        /* Exempt: the pool only. */
-        ck_assert_int_eq(charge_decide(&bound, 50, 50, 50, true), CHARGE_GRANTED);
-        ck_assert_int_eq(charge_decide(&bound, 50, 50, 51, true), CHARGE_POOL_FULL);
+        ck_assert_int_eq(decide(&bound, 100, 25, 1, false), CHARGE_OVER_SHARE);
+        ck_assert_int_eq(decide(&bound, 99, 10, 2, false), CHARGE_POOL_FULL);
+        /* Privileged, where the bound says so: the pool only. */
+        ck_assert_int_eq(decide(&bound, 50, 50, 50, true), CHARGE_GRANTED);
+        ck_assert_int_eq(decide(&bound, 50, 50, 51, true), CHARGE_POOL_FULL);
         /* No overflow with huge amounts or counters beyond a lowered bound. */
-        ck_assert_int_eq(charge_decide(&bound, 0, 0, UINT64_MAX, true), CHARGE_POOL_FULL);
-        ck_assert_int_eq(charge_decide(&bound, 200, 30, 0, false), CHARGE_OVER_SHARE);
-        ck_assert_int_eq(charge_decide(&bound, 200, 0, 0, true), CHARGE_POOL_FULL);
+        ck_assert_int_eq(decide(&bound, 0, 0, UINT64_MAX, true), CHARGE_POOL_FULL);
+        ck_assert_int_eq(decide(&bound, 200, 30, 0, false), CHARGE_OVER_SHARE);
+        ck_assert_int_eq(decide(&bound, 200, 0, 0, true), CHARGE_POOL_FULL);
+        /* A bound whose share binds the privileged too. */
+        ck_assert_int_eq(decide(&(struct charge_bound) { .pool = 100, .share = 25 }, 0, 25, 1, true),
+                         CHARGE_OVER_SHARE);
+}
+END_TEST
+
+/* dbus-broker's rule: after a take, at most 1/(n+1) of the pool's free
+ * part plus what the uid holds, n the uids holding part, itself included. */
+START_TEST(test_part_among_holders) {
+        const struct charge_bound bound = { .pool = 48, .share = 48, .privileged_exempt = true };
+
+        /* Alone: half of the pool. */
+        ck_assert(charge_within_part(48, 0, 0, 24, 0));
+        ck_assert(!charge_within_part(48, 0, 0, 25, 0));
+        ck_assert(charge_within_part(48, 23, 23, 1, 0));
+        ck_assert(!charge_within_part(48, 24, 24, 1, 0));
+        /* Four uids with 6 each (24 free): 6 * 5 > 24 + 6, none gets more,
+         * a fifth gets 4: (0 + 4) * 6 <= 24. */
+        ck_assert(!charge_within_part(48, 24, 6, 1, 3));
+        ck_assert(charge_within_part(48, 24, 0, 4, 4));
+        ck_assert(!charge_within_part(48, 24, 0, 5, 4));
+        ck_assert_int_eq(charge_decide(&bound, &(struct charge_usage) { .total = 24, .user = 6, .others = 3 }, 1,
+                                       false),
+                         CHARGE_CROWDED);
+        /* Root is never bound by its part: the reserve is its. */
+        ck_assert_int_eq(charge_decide(&bound, &(struct charge_usage) { .total = 24, .user = 6, .others = 3 }, 24,
+                                       true),
+                         CHARGE_GRANTED);
+        /* The pool is named before the part. */
+        ck_assert_int_eq(charge_decide(&bound, &(struct charge_usage) { .total = 48, .others = 3 }, 1, false),
+                         CHARGE_POOL_FULL);
+        /* No overflow at the extremes. */
+        ck_assert(!charge_within_part(UINT64_MAX, 0, 0, UINT64_MAX, UINT64_MAX));
+        ck_assert(!charge_within_part(UINT64_MAX, 0, UINT64_MAX, 1, 0));
+        ck_assert(charge_within_part(UINT64_MAX, 0, 0, 1, UINT64_MAX - 3));
+        ck_assert(!charge_within_part(0, 0, 0, 1, 0));
+        ck_assert(charge_within_part(0, 0, 0, 0, 0));
+}
+END_TEST
+
+/* However many uids take in turn as much as they may, the pool keeps at
+ * least half free, and a newcomer and root are served. */
+START_TEST(test_a_few_uids_cannot_empty_a_pool) {
+        struct charge_bounds bounds = {};
+        struct user_charges c;
+        char text[160];
+
+        for (unsigned k = 0; k < _CHARGE_KIND_MAX; k++)
+                bounds.kind[k] = (struct charge_bound) { .pool = 4095, .share = 256, .privileged_exempt = true };
+        user_charges_init(&c, &bounds);
+        for (unsigned n_uids = 1; n_uids <= 16; n_uids++) {
+                for (unsigned round = 0; round < 300; round++)
+                        for (unsigned i = 1; i <= n_uids; i++)
+                                (void) user_charges_take(&c, plain_uid(i), CHARGE_EVENTS, 1);
+                /* At worst 1/(n+1) free, as each newcomer took its part
+                 * of what the earlier ones left (dbus-broker's bound). */
+                ck_assert_uint_ge(4095 - c.total[CHARGE_EVENTS], 4095 / (n_uids + 1));
+                ck_assert_uint_eq(c.holders[CHARGE_EVENTS], n_uids);
+                ck_assert_int_eq(user_charges_check(&c, plain_uid(100), CHARGE_EVENTS, 1), 0);
+                ck_assert_uint_gt(user_charges_room(&c, plain_uid(100), CHARGE_EVENTS), 0);
+        }
+        /* Sixteen: each at its part, refused with -EUSERS (not its fixed
+         * share of 256, far away), and named. */
+        ck_assert_uint_lt(user_charges_held(&c, plain_uid(16), CHARGE_EVENTS), 256);
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(16), CHARGE_EVENTS, 1), -EUSERS);
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_EVENTS), 0);
+        ck_assert_int_eq(user_charges_take(&c, 0, CHARGE_EVENTS, 1000), 0);
+        ck_assert_ptr_nonnull(strstr(user_charges_holders_text(&c, CHARGE_EVENTS, text, sizeof(text)),
+                                     " and 14 more uids"));
+        ck_assert_str_eq(user_charges_holders_text(&c, CHARGE_RING_BYTES, text, sizeof(text)), "nobody");
+        /* Root is named among who holds most, not counted among the
+         * holders whose number shrinks the parts. */
+        ck_assert_uint_eq(c.holders[CHARGE_EVENTS], 16);
+        user_charges_done(&c);
+}
+END_TEST
+
+START_TEST(test_holders_text_largest_first_and_cut) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charges c;
+        char text[160], want[160], tiny[12];
+
+        user_charges_init(&c, &bounds);
+        ck_assert_int_eq(user_charges_force(&c, plain_uid(1), CHARGE_REPLY_FDS, 2), 0);
+        ck_assert_int_eq(user_charges_force(&c, plain_uid(2), CHARGE_REPLY_FDS, 7), 0);
+        ck_assert_int_eq(user_charges_force(&c, plain_uid(3), CHARGE_REPLY_FDS, 4), 0);
+        snprintf(want, sizeof(want), "uid %u (7), uid %u (4), uid %u (2)", (unsigned) plain_uid(2),
+                 (unsigned) plain_uid(3), (unsigned) plain_uid(1));
+        ck_assert_str_eq(user_charges_holders_text(&c, CHARGE_REPLY_FDS, text, sizeof(text)), want);
+        /* Cut, never overrun. */
+        user_charges_holders_text(&c, CHARGE_REPLY_FDS, tiny, sizeof(tiny));
+        ck_assert_uint_eq(strlen(tiny), sizeof(tiny) - 1);
+        user_charges_release(&c, plain_uid(2), CHARGE_REPLY_FDS, 7);
+        ck_assert_uint_eq(c.holders[CHARGE_REPLY_FDS], 2);
+        user_charges_done(&c);
 }
 END_TEST
 
@@ -67,7 +170,8 @@ START_TEST(test_one_uid_cannot_empty_a_pool) {
         ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_RECORD_STREAMS, 25), 0);
         ck_assert_uint_eq(c.total[CHARGE_RING_BYTES], 50);
         ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_RING_BYTES), 0);
-        ck_assert_uint_eq(user_charges_room(&c, plain_uid(3), CHARGE_RING_BYTES), 25);
+        /* A third uid: its part among three of the 50 left, not its share. */
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(3), CHARGE_RING_BYTES), 12);
         user_charges_done(&c);
 }
 END_TEST
@@ -86,7 +190,9 @@ START_TEST(test_root_exempt_from_share_not_pool) {
         ck_assert_uint_eq(user_charges_room(&c, 0, CHARGE_EVENTS), 0);
         user_charges_release(&c, 0, CHARGE_EVENTS, 10);
         ck_assert_uint_eq(user_charges_room(&c, 0, CHARGE_EVENTS), 10);
-        ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_EVENTS), 5);
+        /* The plain uid holds 20 of the 30 available to it (10 free): more
+         * than its half already, root's reserve is not its. */
+        ck_assert_uint_eq(user_charges_room(&c, plain_uid(1), CHARGE_EVENTS), 0);
         /* A pool whose share binds root too. */
         ck_assert(!user_charges_exempt(&c, 0, CHARGE_CLIENTS));
         ck_assert_int_eq(user_charges_take(&c, 0, CHARGE_CLIENTS, 25), 0);
@@ -245,6 +351,9 @@ static Suite *user_charges_suite(void) {
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_decide_share_then_pool);
+        tcase_add_test(tc, test_part_among_holders);
+        tcase_add_test(tc, test_a_few_uids_cannot_empty_a_pool);
+        tcase_add_test(tc, test_holders_text_largest_first_and_cut);
         tcase_add_test(tc, test_default_share);
         tcase_add_test(tc, test_one_uid_cannot_empty_a_pool);
         tcase_add_test(tc, test_root_exempt_from_share_not_pool);
