@@ -41,7 +41,7 @@ shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
          bench/bench-embedded-write bench/bench-ring-write bench/bench-ring-rates bench/bench-typed-write bench/bench-disabled-check bench/bench-decode \
-         bench/bench-preload-write tools/uebroker-run; do
+         bench/bench-preload-write bench/bench-state-save tools/uebroker-run; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -291,6 +291,7 @@ lttng_start
 run "$build/bench/bench-ring-rates" 10
 lttng_stop bench-ring-rates
 run "$build/bench/bench-disabled-check" 300000000
+run "$build/bench/bench-state-save"
 run "$build/bench/bench-decode" 2000000
 # Issues #17, #18: hostile clients beside honest ones, on a bus of its own with stock
 # limits (the hostile test's setting), against the broker of this build.

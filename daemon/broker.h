@@ -55,10 +55,10 @@ struct broker {
         struct log_ratelimit refusal_ratelimit;
         struct log_ratelimit event_log_ratelimit;
 
-        /* Names and owners survive a restart: the event store in
-         * state_dir, saved at most once a second after a change. */
+        /* Names and owners survive a restart and a crash: the event
+         * store in state_dir, saved before the reply to the call that
+         * changed it. */
         const char *state_dir;
-        sd_event_source *save_timer;
 };
 
 /* What the broker is given at start. */
@@ -97,10 +97,6 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
  * logged; the broker starts without them. Before the event loop runs. */
 void broker_restore(struct broker *b);
 
-/** broker_save_pending() - writes the event store now if a change waits
- * for its timer: before the bus name goes, so that a broker started as
- * soon as it is free finds every event and index. NULL-safe. */
-void broker_save_pending(struct broker *b);
 
 /* The configuration file's name, for messages naming a key. */
 const char *broker_config_name(const struct broker *b);

@@ -32,6 +32,7 @@ void event_registry_init(struct event_registry *reg, struct provider_link *link,
 
 static void broker_event_free(struct broker_event *ev) {
         event_def_free(ev->def);
+        free(ev->store_line);
         free(ev);
 }
 
@@ -145,6 +146,7 @@ struct event_def *event_registry_remove_keep_def(struct event_registry *reg, str
         reg->by_index[ev->status_index] = NULL;
         reg->n_events--;
         user_charges_release(reg->charges, ev->owner_uid, CHARGE_EVENTS, 1);
+        free(ev->store_line);
         free(ev);
         return def;
 }

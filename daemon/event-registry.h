@@ -33,6 +33,9 @@ struct broker_event {
         uint64_t last_used;             /* event_registry_touch() order */
         uint64_t last_used_usec;        /* ... and time, CLOCK_BOOTTIME */
         struct provider_event *provider_event;
+        /* Its line of the event store, made once (event-store.c): the
+         * store is rewritten before every reply that changes the set. */
+        char *store_line;
 };
 
 struct event_registry {

@@ -32,23 +32,40 @@ static bool skip_logged(struct store_parse *p) {
 /* Bounds the file read back: a full table of the longest commands. */
 #define EVENT_STORE_FILE_MAX ((size_t) STATUS_INDEX_MAX * EVENT_STORE_LINE_MAX)
 
+/* @ev's line, made on first use and kept with the event: neither its
+ * owner, its index nor its definition ever changes. */
+static const char *store_line(struct broker_event *ev) {
+        _cleanup_free_ char *command = NULL;
+
+        if (ev->store_line)
+                return ev->store_line;
+        command = event_def_canonical(ev->def);
+        if (!command)
+                return NULL;
+        /* The canonical form names the group ("u:"); Register takes none. */
+        if (asprintf(&ev->store_line, "%u:%u %s\n", (unsigned) ev->owner_uid, (unsigned) ev->status_index,
+                     strncmp(command, "u:", 2) == 0 ? command + 2 : command) < 0) {
+                ev->store_line = NULL;
+                return NULL;
+        }
+        return ev->store_line;
+}
+
 char *event_store_format(struct event_registry *reg) {
         struct strbuf sb = STRBUF_INIT;
 
         for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
                 struct broker_event *ev = reg->by_index[i];
-                _cleanup_free_ char *command = NULL;
+                const char *line;
 
                 if (!ev)
                         continue;
-                command = event_def_canonical(ev->def);
-                if (!command) {
+                line = store_line(ev);
+                if (!line) {
                         free(strbuf_steal(&sb));
                         return NULL;
                 }
-                /* The canonical form names the group ("u:"); Register takes none. */
-                strbuf_printf(&sb, "%u:%u %s\n", (unsigned) ev->owner_uid, (unsigned) i,
-                              strncmp(command, "u:", 2) == 0 ? command + 2 : command);
+                strbuf_append_n(&sb, line, strlen(line));
         }
         return strbuf_steal(&sb);
 }

@@ -430,7 +430,6 @@ static int run(int argc, char *argv[]) {
 
         (void) sd_notify(false, "STOPPING=1");
 finish:
-        broker_save_pending(broker);
         (void) sd_bus_release_name(bus, BROKER_BUS_NAME);
         broker_free(broker);
         return r;
