@@ -1141,6 +1141,7 @@ static int property_get_pools(sd_bus *bus, const char *path, const char *interfa
                 const char *key;
                 enum charge_kind kind;
         } pools[] = {
+                { "connections", CHARGE_CONNECTIONS },
                 { "clients", CHARGE_CLIENTS },
                 { "events", CHARGE_EVENTS },
                 { "authorizations", CHARGE_AUTHORIZATIONS },
@@ -1316,6 +1317,9 @@ static struct charge_bounds broker_charge_bounds(const struct broker *b, unsigne
                                    l->record_streams : provider_link_max_record_streams(&b->link);
         struct charge_bounds bounds = {};
 
+        /* Every identified connection, whatever it calls: no fixed share,
+         * its part among the uids that have some; root the rest. */
+        bounds.kind[CHARGE_CONNECTIONS] = (struct charge_bound) { max_sessions, max_sessions, true };
         bounds.kind[CHARGE_CLIENTS] = (struct charge_bound) { max_sessions, l->clients_per_user };
         bounds.kind[CHARGE_EVENTS] = (struct charge_bound) { broker_max_events(b), l->events_per_user };
         /* Root never waits for polkit: nothing to exempt. */

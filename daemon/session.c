@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,7 @@ static int read_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_pi
         return 0;
 }
 
-static void session_identified(struct session *s);
+static int session_identified(struct session *s, sd_bus_error *error);
 
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -106,27 +107,51 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
                                           "the caller cannot be identified: the bus gave no uid and pid for it (%s)",
                                           strerror(-r));
         }
+        if (r >= 0)
+                r = session_identified(s, &error);
         if (r < 0) {
                 log_debug("Cannot identify %s: %s", s->bus_name, error.message);
                 release_waiting(s, &error);
                 session_free(s);
                 return 0;
         }
-
-        session_identified(s);
         log_debug("Client %s is uid %u, pid %d.", s->bus_name, (unsigned) s->uid, (int) s->pid);
         release_waiting(s, NULL);
         return 0;
 }
 
-static void session_identified(struct session *s) {
+/* @s is known to be uid and pid: charged to its uid from now on, within
+ * the uid's part of Clients= among the uids with connections (root: the
+ * pool only). Negative errno with @error set when refused. */
+static int session_identified(struct session *s, sd_bus_error *error) {
+        struct session_registry *reg = s->registry;
+        char holders[160];
+        int r;
+
+        r = user_charges_take(reg->charges, s->uid, CHARGE_CONNECTIONS, 1);
+        if (r == -EUSERS || r == -EDQUOT || r == -ENOSPC) {
+                sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                  "uid %u holds its part (%" PRIu64 ") of the %u connections the broker serves, "
+                                  "which %" PRIu64 " uids share now; most are held by %s; close some of its "
+                                  "connections, or try again once others have closed",
+                                  (unsigned) s->uid, user_charges_held(reg->charges, s->uid, CHARGE_CONNECTIONS),
+                                  reg->max, reg->charges->holders[CHARGE_CONNECTIONS],
+                                  user_charges_holders_text(reg->charges, CHARGE_CONNECTIONS, holders,
+                                                            sizeof(holders)));
+                return r;
+        }
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "cannot count the connection: %m");
         s->identified = true;
-        delivery_ledger_init(&s->ledger, s->registry->delivery, s->bus_name, s->uid, bus_caller_privileged(s->uid));
+        reg->n_unidentified--;
+        delivery_ledger_init(&s->ledger, reg->delivery, s->bus_name, s->uid, bus_caller_privileged(s->uid));
+        return 0;
 }
 
 /* Asks the bus who @s is; without a bus daemon (a direct connection) the
  * socket's peer credentials answer at once. */
 static int session_start_identify(struct session *s, sd_bus_message *m) {
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         sd_bus *bus = s->registry->bus;
         uid_t uid;
         pid_t pid;
@@ -140,8 +165,8 @@ static int session_start_identify(struct session *s, sd_bus_message *m) {
                         return -ENODATA;
                 s->uid = uid;
                 s->pid = pid;
-                session_identified(s);
-                return 1;
+                r = session_identified(s, &refused);
+                return r < 0 ? r : 1;
         }
         r = sd_bus_call_method_async(bus, &s->identify_slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                      "org.freedesktop.DBus", "GetConnectionCredentials", on_credentials, s, "s",
@@ -164,6 +189,7 @@ static int session_new(struct session_registry *reg, const char *bus_name, struc
                 return -ENOMEM;
         }
         reg->n++;
+        reg->n_unidentified++;
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -190,6 +216,10 @@ int session_identify(struct session_registry *reg, sd_bus_message *m, sd_bus_err
                                                  broker_limit_where_text(reg->limit_origins, reg->config_name,
                                                                          "Clients",
                                                                          (char[BROKER_LIMIT_WHERE_MAX]) {}));
+                if (reg->n_unidentified >= session_unidentified_max(reg->max))
+                        return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                                 "%u connections already wait for the bus to say who they are; "
+                                                 "try again in a moment", reg->n_unidentified);
                 r = session_new(reg, sender, &s);
                 if (r < 0)
                         return r;
@@ -324,6 +354,10 @@ struct session *session_free(struct session *s) {
         free(s->waiting);       /* no reply: the caller left, or the broker stops */
         delivery_ledger_done(&s->ledger);
 
+        if (s->identified)
+                user_charges_release(reg->charges, s->uid, CHARGE_CONNECTIONS, 1);
+        else
+                reg->n_unidentified--;
         tdelete(s, &reg->by_bus_name, compare_by_bus_name);
         reg->n--;
 

@@ -55,6 +55,14 @@ struct user_charges;
  * honest burst at start-up is never refused. */
 #define SESSION_WAITING_MAX 128u
 
+/* Connections the bus has not yet identified, at most: a quarter of
+ * Clients=, never fewer than 64. The bus answers in one round trip, so an
+ * honest burst of new connections waits here only that long; every
+ * identified connection is charged to its uid (CHARGE_CONNECTIONS). */
+static inline unsigned session_unidentified_max(unsigned max) {
+        return max / 4 > 64 ? max / 4 : 64;
+}
+
 /* Every session, by bus name, and what sessions need of the broker: owned
  * by the broker, which gives it the pieces (the registry never reaches
  * back into the broker). */
@@ -69,6 +77,9 @@ struct session_registry {
         void *by_bus_name;              /* tsearch() tree of struct session */
         unsigned n;
         unsigned max;                   /* Clients=, lowered to what the fd limit holds */
+        /* Sessions the bus has not yet identified: charged to no uid, so
+         * they share a small pool of their own (SESSION_UNIDENTIFIED_MAX). */
+        unsigned n_unidentified;
 };
 
 struct session {

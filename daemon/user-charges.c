@@ -306,6 +306,7 @@ const char *user_charges_holders_text(const struct user_charges *c, enum charge_
 
 const char *charge_kind_name(enum charge_kind kind) {
         static const char *const names[_CHARGE_KIND_MAX] = {
+                [CHARGE_CONNECTIONS] = "connections the broker serves",
                 [CHARGE_CLIENTS] = "connections with registrations",
                 [CHARGE_EVENTS] = "events",
                 [CHARGE_AUTHORIZATIONS] = "authorization checks",

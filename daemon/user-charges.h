@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 enum charge_kind {
+        CHARGE_CONNECTIONS,             /* identified connections the broker keeps state for: Clients= */
         CHARGE_CLIENTS,                 /* connections holding a data session: ClientsPerUser= of Clients= */
         CHARGE_EVENTS,                  /* events owned, used or not: EventsPerUser= of Events= */
         CHARGE_AUTHORIZATIONS,          /* polkit checks waiting: AuthorizationsPerUser= */

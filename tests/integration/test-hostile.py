@@ -471,12 +471,11 @@ class HostileTest(unittest.TestCase):
         holders = [Holder(uid, 'hold', 50, f'fdlimit_{uid} u32 a') for uid in USERS[:2]]
         try:
             results = [h.result() for h in holders]
-            # Both uids reach the bound of all connections (Clients=, lowered
-            # to the descriptors): their sessions count from the moment they
-            # are identified. Each holds connections with registrations up
-            # to its part of the bound among the two (the first at most
-            # half, the second at least a sixth), never all of it together.
-            self.assertIn(f'the broker already serves {limit} connections (Clients=',
+            # Every identified connection is charged to its uid: each of the
+            # two holds its part of the bound (Clients=, lowered to the
+            # descriptors), the first at most half, the second at least a
+            # sixth, never all of it together: the rest is root's.
+            self.assertIn(f'of the {limit} connections the broker serves, which 2 uids share now',
                           ' '.join(m for r in results for m in r['messages']))
             self.assertEqual(sorted({e for r in results for e in r['errors']}), [QUOTA_EXCEEDED])
             self.assertLess(sum(r['ok'] for r in results), limit, results)

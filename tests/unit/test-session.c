@@ -31,7 +31,7 @@
 #define CLIENTS_MAX 8u
 #define CLIENTS_SHARE 2u
 #define RING_SIZE_MIN (RING_HEADER_SIZE + RING_DATA_MIN)
-#define N_HELD_MAX (2 * CLIENTS_MAX)
+#define N_HELD_MAX 512u      /* the unidentified pool of test_unidentified_share_a_pool, and more */
 #define N_RERUNS_MAX (SESSION_WAITING_MAX + 8)
 
 static sd_event *event;
@@ -124,6 +124,7 @@ static void settle(void) {
 static void setup(void) {
         struct charge_bounds bounds = {
                 .kind = {
+                        [CHARGE_CONNECTIONS] = { .pool = 1000, .share = 1000, .privileged_exempt = true },
                         [CHARGE_CLIENTS] = { .pool = CLIENTS_MAX, .share = CLIENTS_SHARE },
                         [CHARGE_EVENTS] = { .pool = STATUS_INDEX_MAX, .share = STATUS_INDEX_MAX },
                         [CHARGE_RING_BYTES] = { .pool = 8 * RING_SIZE_MIN, .share = 3 * RING_SIZE_MIN },
@@ -389,6 +390,66 @@ START_TEST(test_clients_bounded) {
 }
 END_TEST
 
+/* Every identified connection is charged to its uid, whatever it calls:
+ * one uid gets its part of Clients=, root the rest; the unidentified share
+ * a pool of their own. */
+START_TEST(test_connections_charged_to_their_uid) {
+        struct charge_bounds bounds = charges.bounds;
+        char name[16];
+        unsigned i;
+
+        bounds.kind[CHARGE_CONNECTIONS] = (struct charge_bound) { .pool = 8, .share = 8, .privileged_exempt = true };
+        user_charges_set_bounds(&charges, &bounds);
+        /* Alone: half of the 8. */
+        for (i = 0; i < 4; i++) {
+                snprintf(name, sizeof(name), ":1.%u", 30 + i);
+                identified(name, plain_uid(1));
+        }
+        ck_assert_uint_eq(user_charges_held(&charges, plain_uid(1), CHARGE_CONNECTIONS), 4);
+        identify_waits(":1.40");
+        settle();
+        answer(":1.40", plain_uid(1), getpid());
+        ck_assert_ptr_null(session_find(&sessions, ":1.40"));
+        ck_assert_str_eq(seen.last_error, BROKER_ERROR_QUOTA_EXCEEDED);
+        ck_assert_ptr_nonnull(strstr(seen.last_message, "holds its part (4) of the 8 connections the broker serves"));
+        ck_assert_uint_eq(sessions.n_unidentified, 0);
+        /* Root is served from the rest. */
+        for (i = 0; i < 4; i++) {
+                snprintf(name, sizeof(name), ":1.%u", 50 + i);
+                identified(name, 0);
+        }
+        ck_assert_uint_eq(charges.total[CHARGE_CONNECTIONS], 8);
+        /* Gone: given back. */
+        session_gone(&sessions, ":1.30");
+        ck_assert_uint_eq(user_charges_held(&charges, plain_uid(1), CHARGE_CONNECTIONS), 3);
+}
+END_TEST
+
+START_TEST(test_unidentified_share_a_pool) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        char name[16];
+        unsigned i, max;
+
+        sessions.max = 1000;
+        max = session_unidentified_max(sessions.max);
+        ck_assert_uint_eq(max, 250);
+        for (i = 0; i < max; i++) {
+                snprintf(name, sizeof(name), ":1.%u", 100 + i);
+                identify_waits(name);
+        }
+        ck_assert_uint_eq(sessions.n_unidentified, max);
+        ck_assert_int_lt(identify(":1.99", &error, NULL), 0);
+        ck_assert_str_eq(error.name, BROKER_ERROR_BUSY);
+        ck_assert_ptr_nonnull(strstr(error.message, "250 connections already wait for the bus"));
+        ck_assert_ptr_null(session_find(&sessions, ":1.99"));
+        /* Identified: room again. */
+        settle();
+        answer(":1.100", plain_uid(1), getpid());
+        ck_assert_uint_eq(sessions.n_unidentified, max - 1);
+        identify_waits(":1.99");
+}
+END_TEST
+
 START_TEST(test_unidentified_calls_refused) {
         identify_waits(":1.20");
         identify_waits(":1.20");
@@ -641,6 +702,8 @@ static Suite *session_suite(void) {
         tcase_add_test(tc, test_no_sender_refused);
         tcase_add_test(tc, test_waiting_calls_bounded);
         tcase_add_test(tc, test_clients_bounded);
+        tcase_add_test(tc, test_connections_charged_to_their_uid);
+        tcase_add_test(tc, test_unidentified_share_a_pool);
         tcase_add_test(tc, test_unidentified_calls_refused);
         tcase_add_test(tc, test_answer_without_uid_refused);
         tcase_add_test(tc, test_departure_while_identifying);
