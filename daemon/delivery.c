@@ -167,6 +167,24 @@ static void probe_later(struct delivery_ledger *l) {
                 log_warning_errno(r, "Cannot schedule asking the bus about %s's replies: %m", l->bus_name);
 }
 
+/* The bus holds @bytes and @fds for @l's connection, from every sender:
+ * of what @l had pinned when the question went out, no more than that can
+ * still be ours. Traffic that others queue to the connection (signals
+ * anyone may send) thus never extends the pins of the broker's replies
+ * beyond what it could be: descriptors in particular, which signals
+ * rarely carry, are released as soon as the connection has read ours. */
+static void probe_bounded(struct delivery_ledger *l, uint32_t bytes, uint32_t fds) {
+        struct delivery_cost delivered = {
+                .fds = l->probed.fds > fds ? l->probed.fds - fds : 0,
+                .bytes = l->probed.bytes > bytes ? l->probed.bytes - bytes : 0,
+        };
+
+        if (delivery_cost_is_zero(delivered))
+                return;
+        unpin(l, delivered);
+        delivery_cost_sub(&l->probed, delivered);
+}
+
 /* The bus confirmed that what @l had pinned when the question went out
  * has left it. */
 static void probe_confirmed(struct delivery_ledger *l) {
@@ -247,8 +265,10 @@ static int on_stats(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
                 give_up_confirming(d, l, "no OutgoingBytes and OutgoingFDs", "");
         else if (bytes == 0 && fds == 0)
                 probe_confirmed(l);
-        else
+        else {
+                probe_bounded(l, bytes, fds);
                 probe_later(l);
+        }
 
         start_queued_probes(d);
         flush_held(d);
