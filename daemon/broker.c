@@ -111,9 +111,9 @@ static int refuse_undelivered(struct broker *b, struct session *s, sd_bus_error 
 /* Sends @reply to session @s through its ledger: now, or once the bus has
  * delivered enough of what went before (delivery.h). 1: sent or held;
  * negative: refused, @error set. */
-static int reply_to(struct broker *b, struct session *s, sd_bus_message *reply, struct delivery_cost cost,
-                    sd_bus_error *error) {
-        int r = delivery_send(&s->ledger, reply, cost, true);
+static int reply_to(struct broker *b, struct session *s, sd_bus_message *call, sd_bus_message *reply,
+                    struct delivery_cost cost, sd_bus_error *error) {
+        int r = delivery_send(&s->ledger, call, reply, cost, true);
 
         if (r == -EBUSY)
                 return refuse_undelivered(b, s, error);
@@ -139,7 +139,7 @@ static int reply_with(struct broker *b, struct session *s, sd_bus_message *m, st
                 if (r < 0)
                         return r;
         }
-        return reply_to(b, s, reply, cost, error);
+        return reply_to(b, s, m, reply, cost, error);
 }
 
 /* An error for an identified caller goes through its ledger too; when
@@ -154,7 +154,7 @@ static int reply_error_to(struct broker *b, struct session *s, sd_bus_message *m
         r = sd_bus_message_new_method_error(m, &reply, error);
         if (r < 0)
                 return r;
-        r = delivery_send(&s->ledger, reply, delivery_error_cost(error), true);
+        r = delivery_send(&s->ledger, m, reply, delivery_error_cost(error), true);
         if (r == -EBUSY)
                 delivery_count_dropped(b->delivery);
         else if (r < 0)
@@ -803,7 +803,7 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        r = delivery_send(&s->ledger, reply, (struct delivery_cost) { .bytes = estimate }, false);
+        r = delivery_send(&s->ledger, m, reply, (struct delivery_cost) { .bytes = estimate }, false);
         if (r == -EBUSY)
                 return refuse_undelivered(b, s, error);
         return r < 0 ? r : 1;

@@ -18,10 +18,11 @@
  * - per uid, a share of that (root and the daemon's uid exempt), so one
  *   user who reads nothing stalls only itself;
  * - a reply that does not fit waits in the broker, in a bounded queue per
- *   uid and in all, and goes out when it fits; beyond those queues the call
- *   is refused (Busy, no descriptors) or, when even that error would not
- *   fit, gets no reply at all: a client that does not read cannot read an
- *   error either.
+ *   uid and in all, and goes out when it fits, or after a second its call
+ *   is refused instead (Busy, naming who holds the room: delivery.c);
+ *   beyond those queues the call is refused at once (Busy, no
+ *   descriptors) or, when even that error would not fit, gets no reply at
+ *   all: a client that does not read cannot read an error either.
  */
 
 #include <stdbool.h>

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "broker-errors.h"
 #include "bus-util.h"
 #include "cleanup.h"
 #include "delivery.h"
@@ -19,8 +20,14 @@
  * has not shrunk for STALL_AFTER_USEC is a stalled bus. */
 #define WATCH_INTERVAL_USEC 1000000u
 #define STALL_AFTER_USEC (5u * 1000000u)
+/* How long a reply waits in the broker for room before its call is refused
+ * instead (Busy, naming who holds the room): a caller gets its reply or a
+ * refusal within that, never silence, however many uids hold the pools. */
+#define HOLD_MAX_USEC 1000000u
 
 struct held_reply {
+        sd_bus_message *call;           /* for the refusal, once held too long; NULL: never refused */
+        uint64_t since_usec;            /* CLOCK_MONOTONIC */
         sd_bus_message *reply;
         struct delivery_cost cost;
         struct delivery_ledger *ledger;
@@ -42,6 +49,7 @@ struct delivery {
         bool unconfirmable;                             /* no statistics for us: pin nothing */
         uint64_t sent, held_total, refused, dropped;
 
+        sd_event_source *hold_timer;                    /* the oldest held reply's HOLD_MAX_USEC */
         sd_event_source *watch;
         uint64_t queued_last;
         uint64_t queue_stuck_since;                     /* 0: the queue moves */
@@ -320,9 +328,12 @@ static void held_remove(struct delivery *d, struct held_reply *h) {
         LIST_REMOVE(held, d->held, h);
         h->ledger->n_held--;
         user_charges_release(d->charges, h->ledger->uid, CHARGE_REPLIES_HELD, 1);
+        sd_bus_message_unref(h->call);
         sd_bus_message_unref(h->reply);
         free(h);
 }
+
+
 
 static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost) {
         int r = sd_bus_send(l->delivery->bus, reply, NULL);
@@ -356,7 +367,79 @@ static void flush_held(struct delivery *d) {
         }
 }
 
-int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold) {
+/* @h waited HOLD_MAX_USEC: its call gets Busy in its place, naming who
+ * holds the room, if even that fits (no descriptors); else nothing, as for
+ * a client that does not read. A held error is dropped. */
+static void held_expire(struct delivery *d, struct held_reply *h) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *refusal = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct delivery_ledger *l = h->ledger;
+        char fds_holders[160], bytes_holders[160];
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        struct delivery_usage all, user;
+        struct delivery_cost cost;
+
+        if (!h->call || sd_bus_message_is_method_error(h->reply, NULL)) {
+                d->dropped++;
+                held_remove(d, h);
+                return;
+        }
+        sd_bus_error_setf(&error, BROKER_ERROR_BUSY,
+                          "the bus has not delivered earlier replies of the broker for %u ms (uid %u's: %" PRIu64
+                          " descriptors, %" PRIu64 " bytes; descriptors held most by %s, bytes by %s): read the "
+                          "replies on your connections, or close those that do not, and try again",
+                          HOLD_MAX_USEC / 1000u, (unsigned) l->uid,
+                          user_charges_held(d->charges, l->uid, CHARGE_REPLY_FDS),
+                          user_charges_held(d->charges, l->uid, CHARGE_REPLY_BYTES),
+                          user_charges_holders_text(d->charges, CHARGE_REPLY_FDS, fds_holders, sizeof(fds_holders)),
+                          user_charges_holders_text(d->charges, CHARGE_REPLY_BYTES, bytes_holders,
+                                                    sizeof(bytes_holders)));
+        cost = delivery_error_cost(&error);
+        call = sd_bus_message_ref(h->call);
+        held_remove(d, h);
+        all = usage_all(d, l->uid);
+        user = usage_of(d, l->uid);
+        d->refused++;
+        if (sd_bus_message_new_method_error(call, &refusal, &error) < 0 ||
+            delivery_decide(&d->limits, &all, &user, l->privileged, cost, false) != DELIVERY_SEND ||
+            send_now(l, refusal, cost) < 0)
+                d->dropped++;
+}
+
+static void hold_timer_arm(struct delivery *d);
+
+static int on_hold_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        struct delivery *d = userdata;
+        uint64_t now = monotonic_usec();
+
+        while (d->held && now - d->held->since_usec >= HOLD_MAX_USEC)
+                held_expire(d, d->held);
+        hold_timer_arm(d);
+        return 0;
+}
+
+/* Wakes up when the oldest held reply has waited HOLD_MAX_USEC. */
+static void hold_timer_arm(struct delivery *d) {
+        int r;
+
+        if (!d->held) {
+                if (d->hold_timer)
+                        (void) sd_event_source_set_enabled(d->hold_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (d->hold_timer)
+                r = sd_event_source_set_time(d->hold_timer, d->held->since_usec + HOLD_MAX_USEC);
+        else
+                r = sd_event_add_time(d->event, &d->hold_timer, CLOCK_MONOTONIC, d->held->since_usec + HOLD_MAX_USEC,
+                                      0, on_hold_timer, d);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->hold_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot time the replies waiting for room: %m");
+}
+
+int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
+                  bool may_hold) {
         struct delivery *d = l->delivery;
         struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
         struct held_reply *h;
@@ -368,7 +451,13 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct deliv
                 h = calloc(1, sizeof(*h));
                 if (!h)
                         return -ENOMEM;
-                *h = (struct held_reply) { .reply = sd_bus_message_ref(reply), .cost = cost, .ledger = l };
+                *h = (struct held_reply) {
+                        .call = call ? sd_bus_message_ref(call) : NULL,
+                        .since_usec = monotonic_usec(),
+                        .reply = sd_bus_message_ref(reply),
+                        .cost = cost,
+                        .ledger = l,
+                };
                 h->held_prev = d->held_tail;
                 if (d->held_tail)
                         d->held_tail->held_next = h;
@@ -378,6 +467,7 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct deliv
                 charge(d, l->uid, CHARGE_REPLIES_HELD, 1);
                 l->n_held++;
                 d->held_total++;
+                hold_timer_arm(d);
                 return 1;
         case DELIVERY_REFUSE:
         default:
@@ -572,9 +662,11 @@ struct delivery *delivery_free(struct delivery *d) {
                 struct held_reply *h = d->held;
 
                 d->held = h->held_next;
+                sd_bus_message_unref(h->call);
                 sd_bus_message_unref(h->reply);
                 free(h);
         }
+        sd_event_source_disable_unref(d->hold_timer);
         sd_event_source_disable_unref(d->watch);
         sd_bus_unref(d->bus);
         sd_event_unref(d->event);

@@ -97,12 +97,24 @@ void delivery_ledger_init(struct delivery_ledger *l, struct delivery *d, const c
  * a ledger never initialized (zeroed). */
 void delivery_ledger_done(struct delivery_ledger *l);
 
-/** delivery_send() - sends @reply (a method return or error of a call of
- * @l's connection; a reference is taken when it is held) costing @cost.
- * Returns 0 when sent, 1 when held (sent once it fits), -EBUSY when the
- * budget refuses it (nothing sent: the caller answers Busy or nothing), or
- * the negative errno of sd_bus_send(). @may_hold false: never held. */
-int delivery_send(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost, bool may_hold);
+/**
+ * delivery_send() - sends @reply to @call of @l's connection, costing @cost.
+ *
+ * @param l: the connection's ledger
+ * @param call: the call @reply answers: a held reply that waits more than a
+ *   second is replaced by a Busy error to it naming who holds the room;
+ *   NULL: held as long as it takes
+ * @param reply: a method return or error; a reference is taken when held
+ * @param cost: what it pins
+ * @param may_hold: false: never held
+ *
+ * Return: 0 when sent, 1 when held (sent once it fits, or refused after a
+ * second), -EBUSY when the budget refuses it (nothing sent: the caller
+ * answers Busy or nothing), or the negative errno of sd_bus_send().
+ * Single-threaded.
+ */
+int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
+                  bool may_hold);
 
 /** delivery_charge() - pins @cost for a reply sd-bus is about to send by
  * itself (Introspectable, Properties, Peer, unknown methods), if it fits;

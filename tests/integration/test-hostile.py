@@ -589,6 +589,35 @@ class HostileTest(unittest.TestCase):
         delete_unused()
         self.assertAlive()
 
+    def test_x_many_uids_of_unread_registers_never_silence(self):
+        # Issue #31: fourteen uids whose Registers nobody reads pin the
+        # reply descriptors up to their parts, which leaves too little for
+        # another uid's 2-descriptor reply: it waits in the broker, and
+        # after a second its call gets Busy naming who holds the room
+        # instead of no answer at all. Root is served.
+        self.restart(config='unread.conf')
+        # 300 Registers on each of 4 connections: the refusals fill the
+        # connections' sockets, and the replies after them stay in the bus.
+        attacks = [Holder(uid, 'unread-register', 4, 300, f'unread14_{uid} u32 a') for uid in CROWD]
+        try:
+            for attack in attacks:
+                self.assertEqual(attack.result(), {'sent': 1200})
+            time.sleep(3)
+            print('pools under fourteen uids:', self.pools(), file=sys.stderr)
+            out = run_as(VICTIM, 'victim', 3, 'silence_victim', timeout=200)
+            self.assertLess(max(out['seconds']), 3, out)
+            for message in out['messages']:
+                self.assertRegex(message, r'descriptors held most by uid \d+ \(\d+\)')
+            self.assertEqual(set(out['errors']) - {'org.uebroker1.Error.Busy'}, set(), out)
+            print(f'fourteen uids: bystander {out["ok"]} of 3 served, the rest refused; '
+                  f'max {max(out["seconds"]):.3f} s', file=sys.stderr)
+            out = run_as(0, 'victim', 3, 'silence_root', timeout=200)
+            self.assertEqual(out['ok'], 3, out)
+        finally:
+            for attack in attacks:
+                attack.close()
+        self.assertAlive()
+
     def test_t_many_uids_fill_the_table_and_leave(self):
         # Fourteen uids register what they may (EventsPerUser=256 of
         # Events=3000 each) and leave their events unused: each took its
