@@ -21,6 +21,10 @@ refused with EAGAIN, received). The attacks:
 - ring corruption: connect, corrupt a ring, disconnect, 300 times;
 - paddings: a 1 MiB ring refilled with 8-byte paddings for 3 s.
 
+Then unread Registers of several uids at once (issue #31: 4 connections x
+300 each), with 1, 4, 8 and 13 uids (the base system's unprivileged
+users, less the writer's and the victim's).
+
 The setting is the hostile test's: a private dbus-daemon configured like a
 stock system bus (stock limits, default deny, root may read Debug.Stats as
 Debian's system.conf says), the project's bus policy, a polkit stand-in
@@ -168,7 +172,9 @@ def main():
         if polkit.stdout.readline().strip() != 'ready':
             raise RuntimeError('the polkit stand-in did not start')
         broker = h.Broker(config='unread.conf')
-        fill = h.Holder(h.ATTACKER, 'fill', 500)
+        # 500 long events, so ListEvents replies are large: root's, since
+        # a uid that holds them has no part left for the attacks' events.
+        fill = h.Holder(0, 'fill', 500)
         holders.append(fill)
         fill.result()
         h.run_as(h.USERS[7], 'churn', 'bench_steady', 1)
@@ -204,13 +210,28 @@ def main():
                 attack.close()
             time.sleep(1)
 
+        # Several uids at once: each runs the same attack.
+        crowd = [u for u in h.CROWD if u != h.USERS[7]]
+        for n_uids in (1, 4, 8, len(crowd)):
+            for name, command in (('unread', ('unread-register', 4, 300, 'unread_many u32 a')),):
+                tag = f'{name} x{n_uids} uids'
+                attacks_now = [h.Holder(uid, *command) for uid in crowd[:n_uids]]
+                try:
+                    reports[tag] = [a.result() for a in attacks_now][:1]
+                    time.sleep(2)
+                    results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
+                finally:
+                    for a in attacks_now:
+                        a.close()
+                time.sleep(1)
+
         print('uebrokerd beside hostile clients (dbus-daemon with stock limits, the embedded provider); '
               'latencies in ms')
-        print(f'{"attack":<16} {"GetStatus p50":>13} {"p99":>8} {"p99/none":>8} {"Register p50":>12} {"p99":>8} '
+        print(f'{"attack":<20} {"GetStatus p50":>13} {"p99":>8} {"p99/none":>8} {"Register p50":>12} {"p99":>8} '
               f'{"p99/none":>8} | {"writer sent":>11} {"EAGAIN":>6} {"received":>8} {"lost":>5}')
         base = results['none']
         for tag, r in results.items():
-            print(f'{tag:<16} {percentile(r["status"], 50):13.3f} {percentile(r["status"], 99):8.3f} '
+            print(f'{tag:<20} {percentile(r["status"], 50):13.3f} {percentile(r["status"], 99):8.3f} '
                   f'{percentile(r["status"], 99) / percentile(base["status"], 99):8.2f} '
                   f'{percentile(r["register"], 50):12.3f} {percentile(r["register"], 99):8.3f} '
                   f'{percentile(r["register"], 99) / percentile(base["register"], 99):8.2f} | '
