@@ -92,16 +92,20 @@ static size_t tally_sent(const struct polkit_queue *q, struct sent_by_uid *tally
         return n_uids;
 }
 
-/* Whether @uid, with the checks in flight counted in @tally, is within its
- * part of the slots among the uids that have some (charge_within_part()):
- * so uids whose agents never answer cannot hold every slot. */
+/* Whether @uid, with the checks in flight counted in @tally, may send one
+ * more: its first while any slot is free, more only within its part of the
+ * slots among the uids that have some (charge_within_part()), so uids
+ * whose agents never answer cannot hold every slot, and a newcomer is
+ * never starved by the parts of many (a part of what is left shrinks with
+ * the square of their number). */
 static bool within_part(const struct polkit_queue *q, const struct sent_by_uid *tally, size_t n_uids, uid_t uid) {
         size_t i = 0;
 
         while (i < n_uids && tally[i].uid != uid)
                 i++;
-        return charge_within_part(q->max_in_flight, q->n_sent, i < n_uids ? tally[i].n : 0, 1,
-                                  n_uids - (i < n_uids));
+        if (i == n_uids)
+                return q->n_sent < q->max_in_flight;
+        return charge_within_part(q->max_in_flight, q->n_sent, tally[i].n, 1, n_uids - 1);
 }
 
 bool polkit_queue_may_send_for(const struct polkit_queue *q, uid_t uid) {

@@ -111,10 +111,11 @@ bool polkit_queue_may_send_for(const struct polkit_queue *q, uid_t uid);
  *
  * @param q: the queue
  *
- * A uid's check goes only while the uid has no more than its part of the
- * checks in flight among the uids that have some (charge_within_part():
- * alone, half of max_in_flight; a newcomer always finds a slot), so uids
- * whose polkit agents never answer hold at most half of the slots.
+ * A uid's first check goes while any slot is free; more only while the
+ * uid has no more than its part of the checks in flight among the uids
+ * that have some (charge_within_part(): alone, half of max_in_flight), so
+ * uids whose polkit agents never answer cannot hold every slot, and a
+ * newcomer gets its first check out.
  *
  * Return: the entry, borrowed.
  */

@@ -41,6 +41,12 @@ struct polkit_query {
 
         pid_t pid;
         bool interactive;
+        /* Sent, and its caller has left: kept (still sent, still charged
+         * to its uid) until polkit answers or the call times out, because
+         * the bus counts it against the broker's pending calls until then
+         * (dbus-daemon: 128). Dropping it at once let callers that come
+         * and go fill that count, and every later check failed. */
+        bool orphaned;
 
         sd_bus_slot *call_slot;         /* the CheckAuthorization in flight */
         sd_event_source *drop_source;   /* drops an answer the re-run did not take */
@@ -56,6 +62,7 @@ struct polkit_registry {
         /* Every query, each charged to its uid (CHARGE_AUTHORIZATIONS); at
          * most POLKIT_MAX_IN_FLIGHT sent at once. */
         struct polkit_queue queue;
+        size_t n_orphaned;              /* of them, sent for callers that left */
 };
 
 static struct polkit_query *query_of(struct polkit_queue_entry *e) {
@@ -100,6 +107,8 @@ static struct polkit_query *polkit_query_free(struct polkit_query *q) {
         if (!q)
                 return NULL;
         reg = q->registry;
+        if (q->orphaned)
+                reg->n_orphaned--;
         polkit_queue_remove(&reg->queue, &q->entry);
 
         sd_bus_slot_unref(q->call_slot);        /* cancels the reply callback */
@@ -226,6 +235,11 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         struct polkit_registry *reg = q->registry;
 
         q->call_slot = sd_bus_slot_unref(q->call_slot);
+        if (q->orphaned) {
+                polkit_query_free(q);   /* nobody to answer: its slot is free now */
+                start_queued(reg);
+                return 0;
+        }
         q->verdict = verdict_from_reply(q, reply);
         query_answered(q);
         start_queued(reg);
@@ -361,7 +375,11 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg) {
 }
 
 size_t polkit_registry_n_queries(const struct polkit_registry *reg) {
-        return reg ? reg->queue.n : 0;
+        return reg ? reg->queue.n - reg->n_orphaned : 0;
+}
+
+size_t polkit_registry_n_orphaned(const struct polkit_registry *reg) {
+        return reg ? reg->n_orphaned : 0;
 }
 
 /* Why polkit_queue_add() did not queue a check (@r): -EBUSY with
@@ -468,11 +486,25 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         return 0;
 }
 
+/* @q's caller left: a check still out stays until polkit answers it (see
+ * polkit_query.orphaned); anything else goes now. */
+static void query_forget(struct polkit_query *q) {
+        if (q->orphaned)
+                return;
+        if (q->entry.state != POLKIT_SENT || !q->call_slot) {
+                polkit_query_free(q);
+                return;
+        }
+        q->orphaned = true;
+        q->registry->n_orphaned++;
+        q->request = sd_bus_message_unref(q->request);
+}
+
 void polkit_registry_forget_sender(struct polkit_registry *reg, const char *sender) {
         if (!reg || !sender)
                 return;
         LIST_FOREACH_SAFE(entries, e, next, reg->queue.entries)
                 if (strcmp(e->sender, sender) == 0)
-                        polkit_query_free(query_of(e));
+                        query_forget(query_of(e));
         start_queued(reg);
 }

@@ -67,8 +67,13 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
 int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *action, bool interactive, uid_t uid,
                  pid_t pid, sd_bus_error *error);
 
-/* Drops every check of @sender: it left the bus. */
+/* Drops every check of @sender: it left the bus. A check already sent
+ * stays, orphaned, until polkit answers it or the call times out: the bus
+ * counts it against the broker's pending calls until then. */
 void polkit_registry_forget_sender(struct polkit_registry *reg, const char *sender);
 
-/* Checks in flight, queued, or answered and not yet taken by the re-run. */
+/* Checks in flight, queued, or answered and not yet taken by the re-run,
+ * for callers still there. */
 size_t polkit_registry_n_queries(const struct polkit_registry *reg);
+/* Checks sent for callers that left, still out. */
+size_t polkit_registry_n_orphaned(const struct polkit_registry *reg);

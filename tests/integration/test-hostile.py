@@ -618,6 +618,28 @@ class HostileTest(unittest.TestCase):
                 attack.close()
         self.assertAlive()
 
+    def test_y_checks_of_callers_that_left_do_not_exhaust_the_bus(self):
+        # Issue #31: rounds of fourteen uids that each send 8 interactive
+        # Registers (their agents never answer) and disconnect. The bus
+        # counts every check the broker sent against the broker's pending
+        # calls (128) until polkit answers, whoever left: the broker keeps
+        # them out (orphaned, within the 64 in flight) instead of forgetting
+        # them, and another uid's check still reaches polkit.
+        self.restart()
+        for round_ in range(4):
+            attacks = [Holder(uid, 'interactive-register', 8, 1, f'orphan_{round_}') for uid in CROWD]
+            for attack in attacks:
+                self.assertEqual(attack.result(), {'sent': 8})
+            time.sleep(0.5)
+            for attack in attacks:
+                attack.close()
+            time.sleep(0.5)
+        out = run_as(VICTIM, 'victim', 3, 'orphan_victim', timeout=200)
+        self.assertEqual(out['ok'], 3, out)
+        self.assertLess(max(out['seconds']), 5, out)
+        delete_unused()
+        self.assertAlive()
+
     def test_t_many_uids_fill_the_table_and_leave(self):
         # Fourteen uids register what they may (EventsPerUser=256 of
         # Events=3000 each) and leave their events unused: each took its

@@ -77,38 +77,57 @@ static unsigned send_queued(void) {
 }
 
 START_TEST(test_sent_oldest_first_within_the_bound) {
-        for (unsigned i = 0; i < 6; i++)
+        const struct charge_bounds bounds = {
+                .kind[CHARGE_AUTHORIZATIONS] = { .pool = 1024, .share = 8, .privileged_exempt = true },
+        };
+
+        /* Room to wait for ten uids (the fixture's pool is for the shares). */
+        user_charges_done(&charges);
+        user_charges_init(&charges, &bounds);
+        polkit_queue_init(q, &charges, MAX_IN_FLIGHT);
+        for (unsigned i = 0; i < 10; i++)
                 add(i, plain_uid(i));
-        ck_assert_uint_eq(q->n, 6);
-        /* The oldest go out while each uid is within its part of the 8
-         * slots among the uids in flight ((1 + 0) * (k + 1) <= 8 - (k - 1)
-         * for the k-th): four; the others wait though slots are free. */
-        for (unsigned i = 0; i < 4; i++) {
+        ck_assert_uint_eq(q->n, 10);
+        /* Each uid's first check goes while a slot is free: the oldest
+         * eight; the others wait. */
+        for (unsigned i = 0; i < MAX_IN_FLIGHT; i++) {
                 ck_assert(polkit_queue_may_send(q));
                 ck_assert_ptr_eq(polkit_queue_next(q), &entries[i]);
                 polkit_queue_sent(q, &entries[i]);
                 ck_assert_int_eq(entries[i].state, POLKIT_SENT);
         }
-        ck_assert_uint_eq(q->n_sent, 4);
-        ck_assert(polkit_queue_may_send(q));
+        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT);
+        ck_assert(!polkit_queue_may_send(q));
         ck_assert_ptr_null(polkit_queue_next(q));
         /* An answer makes room for the oldest waiting one, not the newest. */
         polkit_queue_answered(q, &entries[1]);
         ck_assert_int_eq(entries[1].state, POLKIT_ANSWERED);
-        ck_assert_uint_eq(q->n_sent, 3);
-        ck_assert_ptr_eq(polkit_queue_next(q), &entries[4]);
+        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT - 1);
+        ck_assert_ptr_eq(polkit_queue_next(q), &entries[8]);
         ck_assert_uint_eq(send_queued(), 1);
-        ck_assert_int_eq(entries[4].state, POLKIT_SENT);
+        ck_assert_int_eq(entries[8].state, POLKIT_SENT);
         ck_assert_ptr_null(polkit_queue_next(q));
         /* An answered check waiting for its re-run takes no room. */
-        ck_assert_uint_eq(q->n, 6);
-        ck_assert_uint_eq(q->n_sent, 4);
+        ck_assert_uint_eq(q->n, 10);
+        ck_assert_uint_eq(q->n_sent, MAX_IN_FLIGHT);
         /* A sent check taken out (its sender left) makes room too. */
         polkit_queue_remove(q, &entries[0]);
-        ck_assert_uint_eq(q->n, 5);
-        ck_assert_ptr_eq(polkit_queue_next(q), &entries[5]);
+        ck_assert_uint_eq(q->n, 9);
+        ck_assert_ptr_eq(polkit_queue_next(q), &entries[9]);
         ck_assert_uint_eq(send_queued(), 1);
         ck_assert_ptr_eq(polkit_queue_next(q), NULL);
+        remove_all();
+}
+END_TEST
+
+/* One uid alone: its first check, then its part, half of the slots. */
+START_TEST(test_one_uid_gets_half_the_slots) {
+        for (unsigned i = 0; i < SHARE; i++)
+                add(i, plain_uid(0));
+        ck_assert_uint_eq(send_queued(), MAX_IN_FLIGHT / 2);
+        ck_assert(polkit_queue_may_send(q));
+        ck_assert(!polkit_queue_may_send_for(q, plain_uid(0)));
+        ck_assert(polkit_queue_may_send_for(q, plain_uid(1)));
         remove_all();
 }
 END_TEST
@@ -272,6 +291,7 @@ static Suite *polkit_queue_suite(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_sent_oldest_first_within_the_bound);
         tcase_add_test(tc, test_unanswering_uids_leave_slots);
+        tcase_add_test(tc, test_one_uid_gets_half_the_slots);
         tcase_add_test(tc, test_failure_to_send_is_an_answer);
         tcase_add_test(tc, test_found_by_request_cookie_and_sender);
         tcase_add_test(tc, test_what_a_rerun_gets);

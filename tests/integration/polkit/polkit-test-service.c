@@ -10,6 +10,7 @@
  *     Abandon(s action) -> ()                asks polkit, then fails the re-run
  *                                            without taking the answer
  *     Queries() -> (u)                       polkit_registry_n_queries()
+ *     Orphaned() -> (u)                      polkit_registry_n_orphaned()
  * Prints "ready" on stdout once the name is owned; exits on SIGTERM.
  */
 
@@ -106,11 +107,18 @@ static int method_queries(sd_bus_message *m, void *userdata, sd_bus_error *error
         return sd_bus_reply_method_return(m, "u", (uint32_t) polkit_registry_n_queries(svc->polkit));
 }
 
+static int method_orphaned(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct service *svc = userdata;
+
+        return sd_bus_reply_method_return(m, "u", (uint32_t) polkit_registry_n_orphaned(svc->polkit));
+}
+
 static const sd_bus_vtable service_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("Check", "sb", "s", method_check, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Abandon", "s", "", method_abandon, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Queries", "", "u", method_queries, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Orphaned", "", "u", method_orphaned, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

@@ -121,6 +121,11 @@ def assert_pending_check_dropped(test, action):
             caller.stdout.close()
         wait_for(lambda: test.service.queries() == 0, 'the departed caller\'s check to be dropped')
         test.assertTrue(test.mock.control.HaveHangingCalls(), 'polkit answered: the test proved nothing')
+        # Sent, it stays out (orphaned) until polkit answers: the bus
+        # counts it against the service's pending calls until then.
+        test.assertEqual(test.service.orphaned(), 1)
+        test.mock.control.ReleaseHangingCalls()
+        wait_for(lambda: test.service.orphaned() == 0, 'the orphaned check to go with polkit\'s answer')
     finally:
         test.mock.control.SimulateHang(False)
         test.mock.control.ReleaseHangingCalls()
@@ -191,6 +196,9 @@ class Service:
 
     def queries(self):
         return int(self.iface.Queries())
+
+    def orphaned(self):
+        return int(self.iface.Orphaned())
 
     def close(self):
         return stop(self.proc, timeout=60)
@@ -334,7 +342,9 @@ class SystemBusTests(unittest.TestCase):
         # The sender is gone: its checks are dropped, and polkit's late
         # answers to them go nowhere.
         wait_for(lambda: self.service.queries() == 0, 'the flood to be forgotten')
+        self.assertEqual(self.service.orphaned(), 16)
         self.mock.control.ReleaseHangingCalls()
+        wait_for(lambda: self.service.orphaned() == 0, 'the orphaned checks to go with polkit\'s answers')
         self.assertEqual(self.service.queries(), 0)
 
     def test_pending_check_dropped_when_caller_disconnects(self):
