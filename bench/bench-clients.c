@@ -160,24 +160,14 @@ static double open_fds(pid_t pid) {
         return n;
 }
 
-/* utime + stime, in clock ticks. */
+/* utime + stime of @pid, in clock ticks (0 when unknown). */
 static unsigned long long cpu_ticks(pid_t pid) {
-        char path[64], buf[1024], *p;
-        unsigned long long utime = 0, stime = 0;
-        FILE *f;
-        size_t n;
+        char id[32];
+        long long t;
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return 0;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        p = strrchr(buf, ')');  /* the command name may hold spaces */
-        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-                return 0;
-        return utime + stime;
+        snprintf(id, sizeof(id), "%d", (int) pid);
+        t = bench_cpu_ticks(id);
+        return t < 0 ? 0 : (unsigned long long) t;
 }
 
 /* Waits until @pid's CPU time stands still over QUIET_WINDOW_USEC; returns

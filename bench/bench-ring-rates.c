@@ -371,24 +371,6 @@ static double timer_overhead_ns(void) {
         return (double) rank_of(v, N, 50);
 }
 
-/* utime + stime of @pid in clock ticks, or -1. */
-static long long cpu_ticks(const char *pid) {
-        char path[64], line[2048], *p;
-        unsigned long long utime, stime;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -1;
-        p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
-        fclose(f);
-        /* After "pid (comm)": state is field 3, utime 14, stime 15. */
-        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-                return -1;
-        return (long long) (utime + stime);
-}
-
 /* The broker's ring memory in use, all users (the Pools property), or -1. */
 static long long ring_bytes_held(sd_bus *bus) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -610,17 +592,17 @@ int main(int argc, char *argv[]) {
                 else
                         printf("broker's ring memory: the Pools property could not be read\n");
 
-                b0 = cpu_ticks(broker_pid);
+                b0 = bench_cpu_ticks(broker_pid);
                 if (bus_pid)
-                        bus0 = cpu_ticks(bus_pid);
-                self0 = cpu_ticks("self");
+                        bus0 = bench_cpu_ticks(bus_pid);
+                self0 = bench_cpu_ticks("self");
                 w0 = bench_now_ns();
                 usleep((useconds_t) (idle_seconds * 1e6));
                 w1 = bench_now_ns();
-                b1 = cpu_ticks(broker_pid);
+                b1 = bench_cpu_ticks(broker_pid);
                 if (bus_pid)
-                        bus1 = cpu_ticks(bus_pid);
-                self1 = cpu_ticks("self");
+                        bus1 = bench_cpu_ticks(bus_pid);
+                self1 = bench_cpu_ticks("self");
                 wall = (double) (w1 - w0) / 1e9;
 
                 pthread_mutex_lock(&idle_consumer.lock);

@@ -62,6 +62,26 @@ static inline double bench_percentile_us(uint64_t *v, size_t n, double p) {
         return (double) v[rank - 1] / 1000.0;
 }
 
+/* utime + stime of process @pid ("self", or a number) in clock ticks
+ * (sysconf(_SC_CLK_TCK) a second), or -1 when /proc cannot tell. */
+static inline long long bench_cpu_ticks(const char *pid) {
+        char path[64], line[2048], *p;
+        unsigned long long utime, stime;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        /* The command name may hold spaces and parentheses: after the last ")". */
+        p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+        fclose(f);
+        /* After "pid (comm)": state is field 3, utime 14, stime 15. */
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+                return -1;
+        return (long long) (utime + stime);
+}
+
 /* Soft fd limit up to the hard one: a bench holding many connections
  * needs more than the usual 1024. */
 static inline void bench_raise_fd_limit(void) {

@@ -28,7 +28,7 @@
 
 /* A record is its u32 write index plus a payload; dynamic fields address at
  * most 64 KiB, so anything longer is useless and dropped. */
-#define EMBEDDED_PAYLOAD_MAX 65536u
+#define EMBEDDED_PAYLOAD_MAX DATA_PAYLOAD_MAX
 #define EMBEDDED_MESSAGE_MAX (sizeof(uint32_t) + EMBEDDED_PAYLOAD_MAX)
 /* Messages one recvmmsg() reads, into slots of EMBEDDED_SLOT_SIZE: one
  * mapping per daemon, whose pages are touched only as far as messages
@@ -71,6 +71,17 @@ struct recorder {
         LIST_FIELDS(struct recorder, recorders);
 };
 
+/* What reading one uid's rings may cost the broker (embedded-ring.c): the
+ * bytes their records claim, refilled at EMBEDDED_RING_READ_BYTES_PER_SEC
+ * up to EMBEDDED_RING_READ_BURST, shared by all the uid's rings. */
+struct ring_share {
+        uid_t uid;
+        unsigned n_rings;
+        uint64_t bytes;                 /* may read now */
+        uint64_t refilled_usec;         /* CLOCK_MONOTONIC */
+        LIST_FIELDS(struct ring_share, shares);
+};
+
 struct provider_session {
         struct provider *provider;
         int daemon_fd;
@@ -87,6 +98,7 @@ struct provider_session {
         struct ring_reader ring;        /* .header NULL: none */
         size_t ring_map_size;
         LIST_FIELDS(struct provider_session, rings);    /* while it has a ring */
+        struct ring_share *ring_share;  /* while it has a ring: its uid's */
         bool ring_sleeping;             /* polled: no, waits for its doorbell */
         unsigned ring_empty_ticks;      /* ticks in a row that found it empty */
 };
@@ -105,6 +117,7 @@ struct provider {
         size_t ring_bytes;              /* mapped for rings, every session's */
         sd_event_source *ring_timer;    /* on while rings_polled */
         LIST_HEAD(struct provider_session, rings);      /* sessions with a ring */
+        LIST_HEAD(struct ring_share, ring_shares);      /* one per uid with a ring */
         bool rings_polled;              /* something records and a ring exists */
         unsigned n_rings_awake;         /* while rings_polled: rings the ticks read */
         uint64_t ring_poll_usec;        /* the timer's next interval */
@@ -120,11 +133,18 @@ struct provider {
 };
 
 /* embedded.c */
-/* Handles one record of @s (@payload: what follows the write index),
- * read at @timestamp_ns (CLOCK_REALTIME); @tid and @write_monotonic_ns
- * are the ring's, 0 from the socket. */
-void session_handle_record(struct provider_session *s, uint32_t write_index, const uint8_t *payload,
-                           size_t payload_len, uint64_t timestamp_ns, uint32_t tid, uint64_t write_monotonic_ns);
+/* A record of @s for @write_index, of @payload_len bytes, before its
+ * payload is looked at: counts it, and returns its event, or NULL when it
+ * is dropped (counted; no such event, or too long). */
+const struct provider_event *session_record_accept(struct provider_session *s, uint32_t write_index,
+                                                   size_t payload_len);
+/* Validates what session_record_accept() took (@payload: what follows the
+ * write index, a copy of our own), read at @timestamp_ns (CLOCK_REALTIME),
+ * and hands it to @ev's recorders; @tid and @write_monotonic_ns are the
+ * ring's, 0 from the socket. */
+void session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
+                            const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
+                            uint64_t write_monotonic_ns);
 uint64_t now_realtime_ns(void);
 /* The status byte of @ev from its recorders. */
 void embedded_status_update(struct provider *p, struct provider_event *ev);

@@ -27,6 +27,18 @@
  * the daemon within its fd and memory budget; a client refused a ring
  * writes through its socket as before. A ring lives while its connection
  * holds a registration (the broker closes it at the last Unregister).
+ *
+ * Cost: a record costs the broker what it claims to carry whether or not
+ * its writer wrote the payload, and a writer that does not use
+ * libuebroker can claim records it never writes, so reading is charged by
+ * the payload records claim, to their uid (struct ring_share): all of a uid's
+ * rings together are read at most EMBEDDED_RING_READ_BYTES_PER_SEC, with
+ * bursts of EMBEDDED_RING_READ_BURST; a uid over it waits for the next
+ * tick or doorbell, its writers find their rings full, and no one else's
+ * records wait (issue #31). Records of events no one records are freed
+ * unread (not copied, not validated). The reads a bus call or the end of
+ * a session makes (everything committed, so that records keep their
+ * order against the call) are counted and never refused.
  */
 
 #include <assert.h>
@@ -41,6 +53,7 @@
 #include "fd-util.h"
 #include "list.h"
 #include "macro.h"
+#include "time-util.h"
 
 /* Records read from one ring per wakeup or tick. */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
@@ -51,6 +64,14 @@
 #define EMBEDDED_RING_POLL_MAX_USEC 5000u
 /* Empty ticks before a ring sleeps: at least 200 ms. */
 #define EMBEDDED_RING_SLEEP_TICKS 40u
+/* One uid's rings are read at most this fast, in payload bytes their
+ * records claim (ring_budget): libuebroker's fastest single writer
+ * (4-byte payloads, 8 bytes a record charged) claims about 130 MB/s on the
+ * machines of bench/README.md; a uid claiming the most costs the broker
+ * about a tenth of a core (bench-ring-spin), whatever its writers did. */
+#define EMBEDDED_RING_READ_BYTES_PER_SEC (256ull * 1024 * 1024)
+/* What a uid may have read at once after a pause: two full rings. */
+#define EMBEDDED_RING_READ_BURST (2ull * RING_DATA_MAX)
 
 static bool rings_polled(const struct provider *p) {
         return p->n_recorders > 0 && p->rings;
@@ -101,26 +122,81 @@ void embedded_rings_update(struct provider *p) {
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
 }
 
+/* @uid's share, one more ring counted in it; NULL when out of memory. */
+static struct ring_share *ring_share_get(struct provider *p, uid_t uid) {
+        struct ring_share *share;
+
+        LIST_FOREACH(shares, i, p->ring_shares)
+                if (i->uid == uid) {
+                        i->n_rings++;
+                        return i;
+                }
+        share = malloc(sizeof(*share));
+        if (!share)
+                return NULL;
+        *share = (struct ring_share) { .uid = uid, .n_rings = 1, .bytes = EMBEDDED_RING_READ_BURST,
+                                       .refilled_usec = monotonic_usec() };
+        LIST_PREPEND(shares, p->ring_shares, share);
+        return share;
+}
+
+static void ring_share_put(struct provider *p, struct ring_share *share) {
+        if (--share->n_rings > 0)
+                return;
+        LIST_REMOVE(shares, p->ring_shares, share);
+        free(share);
+}
+
+/* What @share may read now. */
+static uint64_t ring_share_refill(struct ring_share *share) {
+        uint64_t now = monotonic_usec(), gained;
+
+        gained = (now - share->refilled_usec) * EMBEDDED_RING_READ_BYTES_PER_SEC / 1000000u;
+        if (gained > 0) {
+                share->bytes = MIN(share->bytes + gained, EMBEDDED_RING_READ_BURST);
+                share->refilled_usec = now;
+        }
+        return share->bytes;
+}
+
 struct ring_batch {
         struct provider_session *session;
+        const struct provider_event *event;     /* of the record want() took */
         uint64_t timestamp_ns;
 };
+
+static bool on_ring_want(const struct ring_record *rec, void *userdata) {
+        struct ring_batch *b = userdata;
+
+        /* No copy for what no one records: a lookup is all it costs. */
+        b->event = session_record_accept(b->session, rec->write_index, rec->payload_len);
+        return b->event && b->event->n_recorders > 0;
+}
 
 static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct ring_batch *b = userdata;
 
-        session_handle_record(b->session, rec->write_index, payload, rec->payload_len, b->timestamp_ns, rec->tid,
-                              rec->timestamp_ns);
+        session_record_deliver(b->session, b->event, rec->write_index, payload, rec->payload_len, b->timestamp_ns,
+                               rec->tid, rec->timestamp_ns);
 }
 
-/* Reads up to @budget records; returns how many, or -EBADMSG (the ring is
- * given up: logged here). */
-static int ring_read_some(struct provider_session *s, unsigned budget) {
+static const struct ring_read_ops ring_ops = { .want = on_ring_want, .record = on_ring_record };
+
+/* Reads up to @turns records, within what the uid may read now unless
+ * @uncharged (it is counted then, never refused); returns how many, or
+ * -EBADMSG (the ring is given up: logged here). */
+static int ring_read_some(struct provider_session *s, unsigned turns, bool uncharged) {
         struct provider *p = s->provider;
+        struct ring_share *share = s->ring_share;
         struct ring_batch b = { .session = s, .timestamp_ns = now_realtime_ns() };
+        uint64_t allowed = ring_share_refill(share);
+        struct ring_budget budget = { .turns = turns, .bytes = uncharged ? UINT64_MAX : allowed };
+        uint64_t read;
         int n;
 
-        n = ring_read(&s->ring, budget, p->ring_scratch, on_ring_record, &b);
+        n = ring_read(&s->ring, &budget, p->ring_scratch, &ring_ops, &b);
+        read = (uncharged ? UINT64_MAX : allowed) - budget.bytes;
+        share->bytes = read >= share->bytes ? 0 : share->bytes - read;
         p->writer_dropped += ring_take_dropped(&s->ring);
         if (n == -EBADMSG) {
                 unsigned suppressed = 0;
@@ -143,12 +219,12 @@ void session_ring_read(struct provider_session *s, bool all) {
         ring_wake(s);
         if (all) {
                 /* Everything committed now: at most a ring's worth. */
-                (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1);
+                (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1, true);
                 recorders_flush(p);
                 return;
         }
         for (unsigned round = 0; round < 4; round++) {
-                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP, false);
                 if (n < 0)
                         break;
                 total += (unsigned) n;
@@ -179,7 +255,7 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                 }
                 /* An empty ring costs two loads: nothing read, nothing armed. */
                 if (ring_pending(&s->ring) > 0)
-                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP);
+                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP, false);
                 if (n < 0)
                         continue;
                 fullest = MAX(fullest, (s->ring.head - head) * 64 / s->ring.size);
@@ -239,6 +315,11 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         map = mmap(NULL, RING_HEADER_SIZE + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED)
                 return -errno;
+        s->ring_share = ring_share_get(p, s->uid);
+        if (!s->ring_share) {
+                munmap(map, RING_HEADER_SIZE + size);
+                return -ENOMEM;
+        }
 
         h = map;
         *h = (struct ring_header) { .magic = RING_MAGIC, .version = RING_VERSION, .data_size = size, .waiting = 1 };
@@ -270,6 +351,8 @@ void session_ring_close(struct provider_session *s) {
         if (s->provider->rings_polled && !s->ring_sleeping)
                 s->provider->n_rings_awake--;
         s->provider->ring_bytes -= s->ring_map_size;
+        ring_share_put(s->provider, s->ring_share);
+        s->ring_share = NULL;
         munmap(s->ring.header, s->ring_map_size);
         s->ring = (struct ring_reader) {};
         embedded_rings_update(s->provider);

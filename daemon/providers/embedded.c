@@ -17,7 +17,7 @@
  * also takes each event added later whose name matches.
  * Rings: a client may also write into a shared-memory ring (OpenRing,
  * embedded-ring.c); its records take the same route from
- * session_handle_record() on.
+ * session_record_accept() on.
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
  */
@@ -193,26 +193,30 @@ static void session_drop_report(struct provider *p, const uint8_t *msg) {
         p->writer_dropped = count > UINT64_MAX - p->writer_dropped ? UINT64_MAX : p->writer_dropped + count;
 }
 
-void session_handle_record(struct provider_session *s, uint32_t write_index, const uint8_t *payload,
-                           size_t payload_len, uint64_t timestamp_ns, uint32_t tid, uint64_t write_monotonic_ns) {
-        struct provider *p = s->provider;
+const struct provider_event *session_record_accept(struct provider_session *s, uint32_t write_index,
+                                                   size_t payload_len) {
         const struct provider_event *ev;
+
+        s->received++;
+        s->provider->received++;
+        /* The socket cannot carry more (MSG_TRUNC), nor a ring (ring.h). */
+        if (payload_len > EMBEDDED_PAYLOAD_MAX) {
+                session_drop(s, "payload longer than the record limit", write_index);
+                return NULL;
+        }
+        ev = write_indexes_active_event(s->indexes, write_index);
+        if (!ev)
+                session_drop(s, "write index not registered", write_index);
+        return ev;
+}
+
+void session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
+                            const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
+                            uint64_t write_monotonic_ns) {
+        struct provider *p = s->provider;
         struct ueb_record_header h;
         int r;
 
-        s->received++;
-        p->received++;
-        /* The socket path cannot carry more (MSG_TRUNC); a ring can, and
-         * is held to the same limit. */
-        if (payload_len > EMBEDDED_PAYLOAD_MAX) {
-                session_drop(s, "payload longer than the record limit", write_index);
-                return;
-        }
-        ev = write_indexes_active_event(s->indexes, write_index);
-        if (!ev) {
-                session_drop(s, "write index not registered", write_index);
-                return;
-        }
         r = event_def_validate_payload(ev->def, payload, payload_len);
         if (r < 0) {
                 session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
@@ -244,6 +248,7 @@ void session_handle_record(struct provider_session *s, uint32_t write_index, con
  * @timestamp_ns. */
 static void session_handle_message(struct provider_session *s, const uint8_t *msg, size_t len,
                                    uint64_t timestamp_ns) {
+        const struct provider_event *ev;
         uint32_t write_index;
 
         if (len == DATA_DROP_REPORT_SIZE && memcmp(msg, &(uint32_t) { DATA_DROP_REPORT_INDEX }, sizeof(uint32_t)) == 0) {
@@ -260,8 +265,10 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
                 return;
         }
         memcpy(&write_index, msg, sizeof(write_index));
-        session_handle_record(s, write_index, msg + sizeof(write_index), len - sizeof(write_index), timestamp_ns, 0,
-                              0);
+        ev = session_record_accept(s, write_index, len - sizeof(write_index));
+        if (ev)
+                session_record_deliver(s, ev, write_index, msg + sizeof(write_index), len - sizeof(write_index),
+                                       timestamp_ns, 0, 0);
 }
 
 uint64_t now_realtime_ns(void) {

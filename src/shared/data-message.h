@@ -21,6 +21,10 @@
 
 #include <stdint.h>
 
+/* The most payload one record carries, through the socket or a ring: a
+ * ring record that claims more is not what libuebroker writes. */
+#define DATA_PAYLOAD_MAX 65536u
+
 #define DATA_DROP_REPORT_INDEX UINT32_MAX
 #define DATA_RING_DOORBELL_INDEX (UINT32_MAX - 1)
 

@@ -21,7 +21,7 @@ int ring_write(struct ring_writer *w, uint32_t write_index, uint32_t tid, uint64
         uint8_t *p;
 
         *ret_wake = false;
-        if (need > size / 4)
+        if (need > size / 4 || payload_len > DATA_PAYLOAD_MAX)
                 return -EMSGSIZE;
 
         /* Reserve: [tail, tail + pad + need), pad filling the end of the
@@ -72,11 +72,16 @@ int ring_write(struct ring_writer *w, uint32_t write_index, uint32_t tid, uint64
         return 0;
 }
 
-int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_record_fn fn, void *userdata) {
+/* The longest record ring_write() writes, and so the longest padding
+ * (one fills the end of the area a record did not fit in). */
+#define RING_RECORD_MAX RING_ALIGN_UP(sizeof(struct ring_record) + DATA_PAYLOAD_MAX)
+
+int ring_read(struct ring_reader *r, struct ring_budget *budget, uint8_t *scratch, const struct ring_read_ops *ops,
+              void *userdata) {
         struct ring_header *h = r->header;
         const uint64_t size = r->size, mask = size - 1;
         uint64_t tail;
-        unsigned n = 0, turns = 0;
+        unsigned n = 0;
 
         if (r->broken)
                 return -EBADMSG;
@@ -87,21 +92,41 @@ int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_rec
                 goto broken;
 
         /* Each turn consumes at least 8 bytes of at most one ring. Paddings
-         * count against @budget as records do: a ring of 8-byte paddings
-         * costs no more per call than one of records. */
-        while (turns < budget && r->head != tail) {
+         * count against the budget as records do: a ring of 8-byte
+         * paddings costs no more per call than one of records, and a record
+         * costs what it claims, copied or not (issue #31: records claiming
+         * the most they may, never written, cost their writer nothing). */
+        while (budget->turns > 0 && r->head != tail) {
                 uint64_t pos = r->head & mask;
                 uint32_t word = __atomic_load_n(word_at(r->data, pos), __ATOMIC_ACQUIRE);
-                uint32_t len = word & RING_SIZE_MASK;
+                uint32_t len = word & RING_SIZE_MASK, charge;
+                bool copy = false;
                 struct ring_record rec;
 
                 if (!(word & RING_COMMITTED))
                         break;          /* still being written */
-                if (len < 8 || len % 8 || len > size - pos || len > tail - r->head)
+                /* A writer writes no more than a quarter of the ring at
+                 * once (ring_write()), nor a padding longer than that. */
+                if (len < 8 || len % 8 || len > size - pos || len > tail - r->head || len > size / 4 ||
+                    len > RING_RECORD_MAX)
                         goto broken;
+                /* What it costs beyond a record's fixed part: the bytes
+                 * it claims to carry. */
+                charge = word & RING_PADDING ? len : len - (uint32_t) sizeof(rec);
+                if (charge > budget->bytes)
+                        break;          /* the rest another time */
                 if (!(word & RING_PADDING)) {
                         if (len < sizeof(rec))
                                 goto broken;
+                        /* Checked before anything is copied: the length
+                         * must be the one its payload makes. */
+                        memcpy(&rec, r->data + pos, sizeof(rec));
+                        if (rec.payload_len > DATA_PAYLOAD_MAX ||
+                            len != RING_ALIGN_UP(sizeof(rec) + rec.payload_len))
+                                goto broken;
+                        copy = !ops->want || ops->want(&rec, userdata);
+                }
+                if (copy) {
                         /* A private copy: the client may keep writing. */
                         memcpy(scratch, r->data + pos, len);
                         memcpy(&rec, scratch, sizeof(rec));
@@ -112,11 +137,12 @@ int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_rec
                  * committed word; then it is free. */
                 memset(r->data + pos, 0, len);
                 r->head += len;
-                turns++;
-                if (!(word & RING_PADDING)) {
-                        fn(&rec, scratch + sizeof(rec), userdata);
+                budget->turns--;
+                budget->bytes -= charge;
+                if (!(word & RING_PADDING))
                         n++;
-                }
+                if (copy)
+                        ops->record(&rec, scratch + sizeof(rec), userdata);
         }
         __atomic_store_n(&h->head, r->head, __ATOMIC_RELEASE);
         return (int) n;

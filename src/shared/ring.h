@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data-message.h"
+
 #define RING_MAGIC 0x676e6972u          /* "ring" */
 #define RING_VERSION 2u
 #define RING_HEADER_SIZE 4096u
@@ -91,7 +93,8 @@ struct ring_writer {
 
 /* Writes one record of @payload_len bytes gathered from @iov. 0 when
  * committed; -EAGAIN when the ring is full (counted in header->dropped);
- * -EMSGSIZE when it could never fit (more than a quarter of the ring).
+ * -EMSGSIZE when it could never fit (more than a quarter of the ring) or
+ * is longer than the broker takes (DATA_PAYLOAD_MAX).
  * Returns in *@ret_wake whether the caller must ring the doorbell. */
 struct iovec;
 int ring_write(struct ring_writer *w, uint32_t write_index, uint32_t tid, uint64_t timestamp_ns,
@@ -107,16 +110,36 @@ struct ring_reader {
         bool broken;
 };
 
-/* Called for each committed record, a private copy (@rec, @payload). */
-typedef void (*ring_record_fn)(const struct ring_record *rec, const uint8_t *payload, void *userdata);
+/* What the reader does with the records it finds. */
+struct ring_read_ops {
+        /* Before anything is copied: whether @rec (its header, read from
+         * the mapping; its length already checked against
+         * DATA_PAYLOAD_MAX) is worth a copy. false: it is freed unread.
+         * NULL: every record is. */
+        bool (*want)(const struct ring_record *rec, void *userdata);
+        /* Each wanted record, a private copy (@rec, @payload). */
+        void (*record)(const struct ring_record *rec, const uint8_t *payload, void *userdata);
+};
 
-/* Reads at most @budget committed records and paddings in order, handing
- * each record (copied into @scratch, RING_DATA_MAX bytes) to @fn, frees
- * their space. Returns how many records it read; -EBADMSG when the ring's
- * contents are impossible (the reader is then broken and reads nothing
- * more). A record's payload_len is within the record; its size may still
- * exceed what the broker accepts (the caller checks). */
-int ring_read(struct ring_reader *r, unsigned budget, uint8_t *scratch, ring_record_fn fn, void *userdata);
+/* What one ring_read() may consume, decremented by what it did: records
+ * and paddings (@turns), and the bytes they claim to carry (@bytes: a
+ * record's length less its struct ring_record, a padding's length),
+ * copied or not. A reader's cost per record is bounded by @turns; what a
+ * writer can claim without writing it (the payload) by @bytes. */
+struct ring_budget {
+        unsigned turns;
+        uint64_t bytes;
+};
+
+/* Reads committed records and paddings in order, within @budget, hands
+ * each record @ops->want()s (copied into @scratch, RING_DATA_MAX bytes)
+ * to @ops->record(), frees their space. Returns how many records it
+ * read (handed out or freed unread); -EBADMSG when the ring's contents are impossible (the
+ * reader is then broken and reads nothing more): among them a record
+ * whose length is not what its payload_len makes it, or whose payload is
+ * longer than DATA_PAYLOAD_MAX, which ring_write() never writes. */
+int ring_read(struct ring_reader *r, struct ring_budget *budget, uint8_t *scratch, const struct ring_read_ops *ops,
+              void *userdata);
 
 /* Before the broker sleeps: asks writers to ring once @wake_bytes are
  * pending (0: at the next record). true when enough is committed already:

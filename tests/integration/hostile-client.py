@@ -26,7 +26,9 @@ close.
                                                     KIND big (a 91,000-byte payload), claimed
                                                     (tid 1, write time 2^63), paddings (the
                                                     ring filled with 8-byte paddings, then one
-                                                    record); reports, holds
+                                                    record), claims (3 s of laps of records
+                                                    claiming 64 KiB never written); reports,
+                                                    holds
     hostile-client.py ADDRESS ring-corrupt EVENT N  N times: connect, open a ring, write an
                                                     impossible record, ring, disconnect
     hostile-client.py ADDRESS call METHOD SIGNATURE JSON-ARGS
@@ -337,6 +339,30 @@ def cmd_ring_write(address, event, kind):
     if kind == 'big':
         put(struct.pack('=I', 1) + b'b' * 90996)
         put(struct.pack('=I', 2))           # then a good one, so the test knows it was read
+    elif kind == 'claims':
+        # Issue #31: for 3 s, laps of the ring in records that claim the
+        # most the broker takes (a 64 KiB payload) and are never written,
+        # then a doorbell; each lap waits for the broker to free the ring.
+        need = (24 + 65536 + 7) & ~7
+        end = time.monotonic() + 3
+        laps = 0
+        while time.monotonic() < end:
+            while struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail and time.monotonic() < end:
+                time.sleep(0.0005)
+            while tail % size + need <= size:
+                pos = RING_HEADER_SIZE + tail % size
+                ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(write_index), 0, 65536, 0)
+                ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
+                tail += need
+            pos = RING_HEADER_SIZE + tail % size
+            ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
+            tail += size - tail % size
+            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
+            os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+            laps += 1
+        print(json.dumps({'written': kind, 'laps': laps}), end='')
+        wait_stdin()
+        return
     elif kind == 'claimed':
         put(struct.pack('=I', 3), tid=1, write_ns=1 << 63)
     elif kind == 'paddings':

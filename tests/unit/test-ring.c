@@ -32,6 +32,16 @@ static void teardown(void) {
         free(data);
 }
 
+/* ring_read() of at most @turns records and paddings, every record wanted,
+ * bytes unbounded. */
+static int read_turns(unsigned turns, void (*fn)(const struct ring_record *, const uint8_t *, void *),
+                      void *userdata) {
+        struct ring_budget budget = { .turns = turns, .bytes = UINT64_MAX };
+        const struct ring_read_ops ops = { .record = fn };
+
+        return ring_read(&reader, &budget, scratch, &ops, userdata);
+}
+
 static int write_u64(uint32_t index, uint32_t tid, uint64_t value, bool *wake) {
         struct iovec iov = { &value, sizeof(value) };
 
@@ -67,7 +77,7 @@ START_TEST(test_round_trip_and_wrap) {
                 while (written < 100 && write_u64(3, 77, next + written, &wake) == 0)
                         written++;
                 memset(&got, 0, sizeof(got));
-                ck_assert_int_eq(ring_read(&reader, 1000, scratch, collect, &got), (int) got.n);
+                ck_assert_int_eq(read_turns(1000, collect, &got), (int) got.n);
                 for (unsigned i = 0; i < got.n; i++) {
                         ck_assert_uint_eq(got.values[i], next + i);
                         ck_assert_uint_eq(got.recs[i].write_index, 3);
@@ -94,7 +104,7 @@ START_TEST(test_padding) {
         header.tail = header.head = reader.head = DATA_SIZE - 32;
         ck_assert_int_eq(ring_write(&writer, 1, 2, 3, &iov, 1, sizeof(big), &wake), 0);
         ck_assert_uint_eq(header.tail, DATA_SIZE - 32 + 32 + 224);
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), 1);
+        ck_assert_int_eq(read_turns(10, collect, &got), 1);
         ck_assert_uint_eq(got.recs[0].payload_len, sizeof(big));
         ck_assert_uint_eq(reader.head, header.tail);
         /* Read space is zero again. */
@@ -118,7 +128,7 @@ START_TEST(test_full_and_too_large) {
         ck_assert_uint_eq(header.dropped, 2);
         ck_assert_uint_eq(ring_take_dropped(&reader), 2);
         ck_assert_uint_eq(ring_take_dropped(&reader), 0);
-        ck_assert_int_eq(ring_read(&reader, 100000, scratch, collect, &got), (int) written);
+        ck_assert_int_eq(read_turns(100000, collect, &got), (int) written);
         ck_assert_int_eq(write_u64(0, 1, 0, &wake), 0);
         /* A count going backwards (a lying client) counts nothing. */
         header.dropped = 1;
@@ -132,9 +142,9 @@ START_TEST(test_budget) {
 
         for (unsigned i = 0; i < 10; i++)
                 ck_assert_int_eq(write_u64(0, 1, i, &wake), 0);
-        ck_assert_int_eq(ring_read(&reader, 3, scratch, collect, &got), 3);
+        ck_assert_int_eq(read_turns(3, collect, &got), 3);
         ck_assert_uint_eq(ring_pending(&reader), 7 * 32);
-        ck_assert_int_eq(ring_read(&reader, 100, scratch, collect, &got), 7);
+        ck_assert_int_eq(read_turns(100, collect, &got), 7);
         ck_assert_uint_eq(got.values[9], 9);
 }
 END_TEST
@@ -152,7 +162,7 @@ START_TEST(test_wakeup) {
         ck_assert(!wake);
         /* Something is there already: the reader must not sleep. */
         ck_assert(ring_reader_wait(&reader, 0));
-        ck_assert_int_eq(ring_read(&reader, 100, scratch, collect, &got), 2);
+        ck_assert_int_eq(read_turns(100, collect, &got), 2);
         /* Busy: woken only once 256 bytes (8 records) are pending. */
         ck_assert(!ring_reader_wait(&reader, 256));
         for (unsigned i = 0; i < 7; i++) {
@@ -173,9 +183,9 @@ START_TEST(test_hostile) {
         ck_assert_int_eq(write_u64(0, 1, 0, &wake), 0);
         word = 12u | RING_COMMITTED;            /* shorter than a record */
         memcpy(data, &word, 4);
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
         ck_assert(reader.broken);
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
         ck_assert_uint_eq(got.n, 0);
         ck_assert_uint_eq(ring_pending(&reader), 0);
         ck_assert(!ring_reader_wait(&reader, 0));
@@ -186,17 +196,17 @@ START_TEST(test_hostile_tail) {
         static struct collected got;
 
         header.tail = DATA_SIZE + 8;            /* more than a ring ahead */
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
         teardown();
         setup();
         header.tail = (uint64_t) -8;            /* behind the head */
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
         teardown();
         setup();
         /* A committed word longer than what was reserved. */
         header.tail = 32;
         memcpy(data, &(uint32_t) { 64u | RING_COMMITTED }, 4);
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
 }
 END_TEST
 
@@ -209,10 +219,10 @@ START_TEST(test_paddings_count_against_budget) {
         for (unsigned i = 0; i < 100; i++)
                 memcpy(data + 8 * i, &word, 4);
         header.tail = 800;
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), 0);
+        ck_assert_int_eq(read_turns(10, collect, &got), 0);
         ck_assert_uint_eq(reader.head, 80);
         ck_assert_uint_eq(header.head, 80);
-        ck_assert_int_eq(ring_read(&reader, 1000, scratch, collect, &got), 0);
+        ck_assert_int_eq(read_turns(1000, collect, &got), 0);
         ck_assert_uint_eq(reader.head, 800);
 }
 END_TEST
@@ -226,7 +236,7 @@ START_TEST(test_record_past_the_end) {
         reader.head = header.head = DATA_SIZE - 16;
         header.tail = DATA_SIZE + 16;           /* 32 bytes pending: plausible */
         memcpy(data + DATA_SIZE - 16, &rec, 16);
-        ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
         ck_assert_uint_eq(got.n, 0);
 }
 END_TEST
@@ -245,9 +255,94 @@ START_TEST(test_payload_len_beyond_the_record) {
                 memset(&got, 0, sizeof(got));
                 memcpy(data, &rec, sizeof(rec));
                 header.tail = 32;
-                ck_assert_int_eq(ring_read(&reader, 10, scratch, collect, &got), -EBADMSG);
+                ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
                 ck_assert_uint_eq(got.n, 0);
         }
+}
+END_TEST
+
+/* A record claims no more than its payload makes it, and no payload is
+ * longer than the broker takes: checked before anything is copied (issue
+ * #31: records claiming the rest of the ring, never written, cost their
+ * writer nothing and the broker a copy of a ring each). */
+START_TEST(test_claims_checked_before_copying) {
+        static const struct { uint32_t len, payload_len; } claims[] = {
+                { 64, 8 },                      /* longer than its payload */
+                { DATA_SIZE, DATA_SIZE - 24 },  /* the whole ring */
+        };
+
+        for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+                static struct collected got;
+                struct ring_record rec = { .word = claims[i].len | RING_COMMITTED,
+                                           .payload_len = claims[i].payload_len };
+
+                teardown();
+                setup();
+                memset(&got, 0, sizeof(got));
+                memset(scratch, 0xa5, 64);
+                memcpy(data, &rec, sizeof(rec));
+                header.tail = claims[i].len;
+                ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
+                ck_assert_uint_eq(got.n, 0);
+                ck_assert_uint_eq(scratch[0], 0xa5);            /* nothing copied */
+        }
+}
+END_TEST
+
+START_TEST(test_payload_over_the_broker_limit) {
+        static struct collected got;
+        static uint8_t big[DATA_PAYLOAD_MAX + 8];
+        uint8_t *area = calloc(1, 1u << 20);
+        struct ring_record rec = { .word = (uint32_t) RING_ALIGN_UP(24 + DATA_PAYLOAD_MAX + 8) | RING_COMMITTED,
+                                   .payload_len = DATA_PAYLOAD_MAX + 8 };
+        struct iovec iov = { big, sizeof(big) };
+        bool wake;
+
+        ck_assert_ptr_nonnull(area);
+        /* A ring large enough for it: libuebroker still refuses to write it. */
+        writer = (struct ring_writer) { .header = &header, .data = area, .size = 1u << 20 };
+        reader = (struct ring_reader) { .header = &header, .data = area, .size = 1u << 20 };
+        ck_assert_int_eq(ring_write(&writer, 1, 2, 3, &iov, 1, sizeof(big), &wake), -EMSGSIZE);
+        iov.iov_len = DATA_PAYLOAD_MAX;
+        ck_assert_int_eq(ring_write(&writer, 1, 2, 3, &iov, 1, DATA_PAYLOAD_MAX, &wake), 0);
+        ck_assert_int_eq(read_turns(10, collect, &got), 1);
+        ck_assert_uint_eq(got.recs[0].payload_len, DATA_PAYLOAD_MAX);
+        /* Written by hand, the reader gives the ring up. */
+        memcpy(area + reader.head, &rec, sizeof(rec));
+        header.tail = reader.head + (rec.word & RING_SIZE_MASK);
+        ck_assert_int_eq(read_turns(10, collect, &got), -EBADMSG);
+        ck_assert_uint_eq(got.n, 1);
+        free(area);
+}
+END_TEST
+
+static bool want_odd_values(const struct ring_record *rec, void *userdata) {
+        return rec->write_index % 2 == 1;
+}
+
+/* Records cost the payload they claim: the byte budget stops the reader
+ * before a record it does not cover, wanted or not; unwanted records are
+ * freed (zeroed) without reaching the callback, and counted. */
+START_TEST(test_byte_budget_and_unwanted) {
+        static struct collected got;
+        const struct ring_read_ops ops = { .want = want_odd_values, .record = collect };
+        struct ring_budget budget = { .turns = 100, .bytes = 3 * 8 + 7 };
+        bool wake;
+
+        for (unsigned i = 0; i < 6; i++)
+                ck_assert_int_eq(write_u64(i, 1, i, &wake), 0);
+        ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 3);
+        ck_assert_uint_eq(budget.bytes, 7);           /* 8 a record: its payload */
+        ck_assert_uint_eq(budget.turns, 97);
+        ck_assert_uint_eq(reader.head, 96);
+        ck_assert_uint_eq(got.n, 1);                    /* index 1 only */
+        ck_assert_uint_eq(got.recs[0].write_index, 1);
+        for (unsigned i = 0; i < 96; i++)
+                ck_assert_uint_eq(data[i], 0);
+        budget.bytes = UINT64_MAX;
+        ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 3);
+        ck_assert_uint_eq(got.n, 3);
+        ck_assert_uint_eq(got.recs[2].write_index, 5);
 }
 END_TEST
 
@@ -301,10 +396,10 @@ START_TEST(test_threads) {
         }
         /* Read while they write; then what is left. */
         while (__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE) < THREADS)
-                ck_assert_int_ge(ring_read(&reader, 512, scratch, check_order, &o), 0);
+                ck_assert_int_ge(read_turns(512, check_order, &o), 0);
         for (unsigned t = 0; t < THREADS; t++)
                 pthread_join(threads[t], NULL);
-        ck_assert_int_ge(ring_read(&reader, 1u << 30, scratch, check_order, &o), 0);
+        ck_assert_int_ge(read_turns(1u << 30, check_order, &o), 0);
         for (unsigned t = 0; t < THREADS; t++)
                 written += written_by[t];
         ck_assert_uint_eq(o.out_of_order, 0);
@@ -330,6 +425,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_paddings_count_against_budget);
         tcase_add_test(tc, test_record_past_the_end);
         tcase_add_test(tc, test_payload_len_beyond_the_record);
+        tcase_add_test(tc, test_claims_checked_before_copying);
+        tcase_add_test(tc, test_payload_over_the_broker_limit);
+        tcase_add_test(tc, test_byte_budget_and_unwanted);
         tcase_add_test(tc, test_threads);
         suite_add_tcase(s, tc);
         return s;
