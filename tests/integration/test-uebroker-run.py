@@ -145,16 +145,17 @@ def events():
         conn.close()
 
 
+def setUpModule():
+    # The bus socket lives in the harness's directory: let bin reach it.
+    os.chmod(os.environ['UEBROKER_HARNESS_DIR'], 0o755)
+    conn = dbus.bus.BusConnection(os.environ['UEBROKER_BUS_ADDRESS'])
+    mock = dbus.Interface(conn.get_object('org.freedesktop.PolicyKit1', '/org/freedesktop/PolicyKit1/Authority'),
+                          'org.freedesktop.DBus.Mock')
+    mock.SetAllowed(['org.uebroker1.register'])
+    conn.close()
+
+
 class UebrokerRunTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        # The bus socket lives in the harness's directory: let bin reach it.
-        os.chmod(os.environ['UEBROKER_HARNESS_DIR'], 0o755)
-        conn = dbus.bus.BusConnection(os.environ['UEBROKER_BUS_ADDRESS'])
-        mock = dbus.Interface(conn.get_object('org.freedesktop.PolicyKit1', '/org/freedesktop/PolicyKit1/Authority'),
-                              'org.freedesktop.DBus.Mock')
-        mock.SetAllowed(['org.uebroker1.register'])
-        conn.close()
 
     def test_1_without_uebroker_run_nothing_registers(self):
         out = subprocess.run(as_bin(os.environ['KERNEL_EXAMPLE']), input='\n', capture_output=True, text=True,
