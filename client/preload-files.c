@@ -233,7 +233,9 @@ static int word_op(uint64_t addr, unsigned size, unsigned bit, int op, int oparg
 #endif
         }
         if (syscall(SYS_futex, &nobody, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, (unsigned long) 0, half,
-                    FUTEX_OP(op, oparg, FUTEX_OP_CMP_EQ, 0)) < 0)
+                    /* FUTEX_OP(), unsigned: the header's shifts overflow int. */
+                    ((unsigned) op & 0xfu) << 28 | ((unsigned) FUTEX_OP_CMP_EQ & 0xfu) << 24 |
+                    ((unsigned) oparg & 0xfffu) << 12) < 0)
                 return -errno;
         return 0;
 }
