@@ -46,14 +46,18 @@ PATH = '/org/uebroker1'
 INTERFACE = 'org.uebroker1.Broker'
 
 
+def preload_is_sanitized():
+    libs = subprocess.run(['ldd', os.environ['UEBROKER_PRELOAD']], capture_output=True, text=True).stdout
+    return 'libasan' in libs
+
+
 def program_env():
     """The environment of a program run through the preload. A sanitizer
     build's preload library needs the sanitizer runtime, which the
     programs (built without it) do not load first: ASan is told so, and
     leaks of theirs (libtracepoint leaks its file on purpose) are not ours."""
     env = dict(os.environ)
-    libs = subprocess.run(['ldd', os.environ['UEBROKER_PRELOAD']], capture_output=True, text=True).stdout
-    if 'libasan' in libs:
+    if preload_is_sanitized():
         env['ASAN_OPTIONS'] = ':'.join(filter(None, [env.get('ASAN_OPTIONS', ''), 'verify_asan_link_order=0',
                                                      'detect_leaks=0']))
     return env
@@ -303,9 +307,10 @@ class PreloadCasesTest(unittest.TestCase):
     """Each case of preload-cases.c without uebroker-run (the program
     itself is right: it passes on its stand-in) and with it."""
 
-    def run_case(self, case, timeout=60, feed=None):
+    def run_case(self, case, timeout=60, feed=None, preload_too=True):
         prog = os.environ['PRELOAD_CASES']
-        for argv, preload in ((as_bin(prog, case), False), (through_broker(prog, case), True)):
+        runs = [(as_bin(prog, case), False)] + ([(through_broker(prog, case), True)] if preload_too else [])
+        for argv, preload in runs:
             with self.subTest(preload=preload):
                 start = time.monotonic()
                 rc, out, err = run_bounded(argv, timeout, feed=feed and (lambda proc: feed(proc, preload)))
@@ -323,7 +328,18 @@ class PreloadCasesTest(unittest.TestCase):
         self.run_case('signal-close')
 
     def test_fork_while_a_thread_registers(self):
-        self.run_case('fork')
+        # The child registers, so it allocates (sd-bus), as glibc lets the
+        # child of a multithreaded program do. Debian 12's libasan (gcc 12)
+        # does not take its allocator's locks around fork(): a child forked
+        # while another thread allocates waits for ever in calloc() (seen
+        # with gdb: __sanitizer::SizeClassAllocator64::GetFromAllocator
+        # under sd_bus_message_new()), 3 runs in 8. Through a sanitized
+        # preload only the program's own half runs.
+        sanitized = preload_is_sanitized()
+        if sanitized:
+            print('fork: the preload half is not run under ASan: gcc 12\'s libasan is not fork-safe in a '
+                  'multithreaded parent', file=sys.stderr)
+        self.run_case('fork', preload_too=not sanitized)
 
     def test_recycled_numbers(self):
         self.run_case('recycle')
