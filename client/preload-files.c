@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -27,6 +30,14 @@
 /* libuebroker's bound on one call to the broker (client-internal.h). */
 #define PRELOAD_CALL_TIMEOUT_USEC (3u * 1000000u)
 
+/* Records and numbers live in chunks that are mapped once and never
+ * unmapped: close() and the other calls a signal handler may make read
+ * them with atomics alone, so a pointer they hold never dangles. */
+#define FILES_PER_CHUNK 64u
+#define FILE_CHUNKS_MAX 1024u           /* 65536 files open at once */
+#define NUMBERS_PER_CHUNK 512u
+#define NUMBER_CHUNKS_MAX 256u          /* 131072 descriptor numbers */
+
 struct enabler {
         uint64_t addr;
         uint8_t bit;
@@ -43,23 +54,42 @@ enum file_mode {
         FILE_MODE_BROKER,               /* the broker's Register (embedded, v1): enable words followed here */
 };
 
-struct preload_file {
-        int fd;                         /* the program's */
-        enum file_mode mode;            /* under call_lock */
-        pid_t pid;                      /* of the process that opened it */
-        pthread_mutex_t call_lock;      /* one broker call at a time */
-        sd_bus *bus;                    /* private; under call_lock */
-        bool has_data;                  /* the broker's data file is at fd */
-        const uint8_t *status;          /* the status page, mapped read-only; NULL before */
-        LIST_HEAD(struct enabler, enablers);    /* under files_lock */
-        LIST_FIELDS(struct preload_file, files);
+enum file_state {
+        FILE_FREE,                      /* zero: what a new chunk holds */
+        FILE_OPENING,                   /* claimed by preload_open() */
+        FILE_OPEN,
+        FILE_CLOSED,                    /* no number, no user: its memory and connection wait for file_reap() */
 };
 
+struct preload_file {
+        unsigned state;                 /* atomic: enum file_state */
+        unsigned refs;                  /* atomic: the numbers naming it, and each call using it */
+        unsigned calls;                 /* under files_lock: the calls among refs (a forked child drops them) */
+        pid_t pid;                      /* of the process that opened it */
+        int bus_fd;                     /* atomic: the connection's socket, -1 before; shut down at the last close */
+        bool has_data;                  /* atomic: the broker's data file is at the numbers */
+        uint64_t placeholder_dev, placeholder_ino;
+        uint64_t data_dev, data_ino;    /* set before has_data */
+        uint64_t bus_dev, bus_ino;      /* the socket at bus_fd, to tell when the program closed it */
+        pthread_mutex_t call_lock;      /* one broker call at a time */
+        enum file_mode mode;            /* under call_lock */
+        sd_bus *bus;                    /* private; under call_lock */
+        const uint8_t *status;          /* the status page, mapped read-only; NULL before */
+        LIST_HEAD(struct enabler, enablers);    /* under files_lock */
+};
+
+/* Taken only by the library's own threads outside any signal handler: by
+ * ioctl() (which a handler interrupting the library gets EAGAIN from
+ * before it), the sync thread (all signals blocked) and fork(). Never by
+ * open(), close(), dup*(), fcntl() or close_range(). */
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
-static LIST_HEAD(struct preload_file, files);
-static unsigned n_files;                /* written under files_lock, read without */
+static struct preload_file *file_chunks[FILE_CHUNKS_MAX];      /* atomic */
+static uint64_t *number_chunks[NUMBER_CHUNKS_MAX];             /* atomic; entries number_entry() */
+static unsigned n_numbers;              /* atomic: entries in use; 0: every lookup is one load */
+static unsigned n_closed;               /* atomic: records FILE_CLOSED */
+static pid_t table_pid;                 /* atomic: whose table this is (fork() changes it, vfork() not) */
 static bool sync_running;               /* under files_lock */
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static bool debug_on;
 static __thread bool in_library;
 
 /* Whether @path's last component is @name. */
@@ -80,23 +110,25 @@ bool preload_path_is_status_file(const char *path) {
         return path_names(path, "user_events_status");
 }
 
-static bool debug_enabled(void) {
-        const char *e = secure_getenv("UEBROKER_DEBUG");
-
-        return e && *e && strcmp(e, "0") != 0;
-}
-
+/* A line on stderr with --debug. open() calls it, and open() may be called
+ * from a signal handler: formatted on the stack and written with write(),
+ * no stdio lock. */
 static void debug(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static void debug(const char *format, ...) {
+        char line[512];
         va_list ap;
+        int n;
 
-        if (!debug_enabled())
+        if (!debug_on)
                 return;
+        n = snprintf(line, sizeof(line), "uebroker-preload: ");
         va_start(ap, format);
-        fputs("uebroker-preload: ", stderr);
-        vfprintf(stderr, format, ap);
-        fputc('\n', stderr);
+        n += vsnprintf(line + n, sizeof(line) - (size_t) n - 1, format, ap);
         va_end(ap);
+        if (n > (int) sizeof(line) - 2)
+                n = (int) sizeof(line) - 2;
+        line[n++] = '\n';
+        (void) !write(STDERR_FILENO, line, (size_t) n);
 }
 
 int preload_errno_from_bus(const char *method, const char *name, int fallback) {
@@ -182,34 +214,240 @@ static int read_own_string(uint64_t from, char *buf, size_t max) {
         return -E2BIG;
 }
 
-/* Sets or clears @e's bit: atomically, the rest of the word untouched. */
-static void enabler_write(struct enabler *e, bool on) {
-        if (e->size == 8) {
-                uint64_t mask = UINT64_C(1) << e->bit, *word = (uint64_t *) (uintptr_t) e->addr;
+/* One atomic operation (@op with @oparg) on the 32-bit half of an enable
+ * word that holds @bit, done by the kernel: FUTEX_WAKE_OP applies @op to its second
+ * address and wakes nobody. A word that is read-only or not mapped answers
+ * EFAULT where a store of ours would be a SIGSEGV, and the other bits of
+ * the word (other registrations', the program's own) are left as they are,
+ * atomically even against the program's own atomics on the same word, as
+ * the kernel's set_bit() on the program's page. */
+static int word_op(uint64_t addr, unsigned size, unsigned bit, int op, int oparg) {
+        static uint32_t nobody;         /* the futex it wakes: no waiter ever */
+        uint32_t *half = (uint32_t *) (uintptr_t) addr;
 
-                if (on)
-                        __atomic_fetch_or(word, mask, __ATOMIC_RELAXED);
-                else
-                        __atomic_fetch_and(word, ~mask, __ATOMIC_RELAXED);
-        } else {
-                uint32_t mask = UINT32_C(1) << e->bit, *word = (uint32_t *) (uintptr_t) e->addr;
-
-                if (on)
-                        __atomic_fetch_or(word, mask, __ATOMIC_RELAXED);
-                else
-                        __atomic_fetch_and(word, ~mask, __ATOMIC_RELAXED);
+        if (size == 8) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                half += bit / 32;
+#else
+                half += 1 - bit / 32;
+#endif
         }
-        e->set = on;
+        if (syscall(SYS_futex, &nobody, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, (unsigned long) 0, half,
+                    /* FUTEX_OP(), unsigned: the header's shifts overflow int. */
+                    ((unsigned) op & 0xfu) << 28 | ((unsigned) FUTEX_OP_CMP_EQ & 0xfu) << 24 |
+                    ((unsigned) oparg & 0xfffu) << 12) < 0)
+                return -errno;
+        return 0;
 }
 
-/* The enable words follow the status bytes. Under files_lock. Returns
- * whether any word is left to follow. */
+/* Whether the word at @addr can be written, as the kernel checks it at
+ * registration: an atomic "or 0", which changes nothing. */
+static int word_writable(uint64_t addr, unsigned size) {
+        return word_op(addr, size, 0, FUTEX_OP_OR, 0);
+}
+
+/* Sets or clears @e's bit. A word that went away since (unmapped, made
+ * read-only) is skipped, as the kernel skips it, and tried again the next
+ * round. Under files_lock: the only writer of these bits. */
+static void enabler_write(struct enabler *e, bool on) {
+        if (word_op(e->addr, e->size, e->bit, (on ? FUTEX_OP_OR : FUTEX_OP_ANDN) | FUTEX_OP_OPARG_SHIFT,
+                    e->bit % 32) >= 0)
+                e->set = on;
+}
+
+/* The chunk @i of @chunks, mapped (zeroed) when @create and not yet
+ * there. mmap() rather than malloc(): a signal handler's open() or dup()
+ * may be the one that needs it. */
+static void *chunk_get(void **chunks, unsigned i, size_t size, bool create) {
+        void *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE), *expected = NULL;
+
+        if (c || !create)
+                return c;
+        c = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (c == MAP_FAILED)
+                return NULL;
+        if (__atomic_compare_exchange_n(&chunks[i], &expected, c, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return c;
+        munmap(c, size);                /* another thread's came first */
+        return expected;
+}
+
+static struct preload_file *file_chunk(unsigned i, bool create) {
+        return chunk_get((void **) file_chunks, i, FILES_PER_CHUNK * sizeof(struct preload_file), create);
+}
+
+static uint64_t *number_chunk(unsigned i, bool create) {
+        return chunk_get((void **) number_chunks, i, NUMBERS_PER_CHUNK * sizeof(uint64_t), create);
+}
+
+static struct preload_file *file_at(uint32_t index) {
+        struct preload_file *chunk = file_chunk(index / FILES_PER_CHUNK, false);
+
+        return chunk ? &chunk[index % FILES_PER_CHUNK] : NULL;
+}
+
+/* A number entry: the descriptor and its file's index in one word, so that
+ * one compare-and-swap makes or ends the link; 0 is a free slot. */
+static uint64_t number_entry(int fd, uint32_t index) {
+        return ((uint64_t) (uint32_t) fd + 1) << 32 | index;
+}
+
+static int entry_fd(uint64_t entry) {
+        return (int) ((entry >> 32) - 1);
+}
+
+#define FOREACH_NUMBER(slot)                                                            \
+        for (unsigned _c = 0; _c < NUMBER_CHUNKS_MAX; _c++)                             \
+                for (uint64_t *_chunk = number_chunk(_c, false); _chunk; _chunk = NULL) \
+                        for (uint64_t *slot = _chunk; slot < _chunk + NUMBERS_PER_CHUNK; slot++)
+
+/* The slot naming @fd; with its entry as read. */
+static uint64_t *number_find(int fd, uint64_t *ret_entry) {
+        if (fd < 0 || __atomic_load_n(&n_numbers, __ATOMIC_ACQUIRE) == 0)
+                return NULL;
+        FOREACH_NUMBER(slot) {
+                uint64_t entry = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+                if (entry && entry_fd(entry) == fd) {
+                        *ret_entry = entry;
+                        return slot;
+                }
+        }
+        return NULL;
+}
+
+static bool file_bus_intact(struct preload_file *f);
+static void file_bus_abandon(struct preload_file *f);
+
+static bool file_get(struct preload_file *f) {
+        unsigned refs = __atomic_load_n(&f->refs, __ATOMIC_ACQUIRE);
+
+        do
+                if (refs == 0)
+                        return false;
+        while (!__atomic_compare_exchange_n(&f->refs, &refs, refs + 1, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+        return true;
+}
+
+/* Drops a reference. At the last the broker sees the connection end at
+ * once (shutdown(), which a signal handler may call); freeing waits for
+ * file_reap(), which only runs where malloc() and sd-bus may. */
+static void file_put(struct preload_file *f) {
+        int bus_fd;
+
+        if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        bus_fd = __atomic_load_n(&f->bus_fd, __ATOMIC_ACQUIRE);
+        if (bus_fd >= 0 && f->pid == getpid() && file_bus_intact(f))   /* a forked child's copy is the parent's */
+                (void) shutdown(bus_fd, SHUT_RDWR);
+        __atomic_add_fetch(&n_closed, 1, __ATOMIC_ACQ_REL);
+        __atomic_store_n(&f->state, FILE_CLOSED, __ATOMIC_RELEASE);
+}
+
+/* The file @entry names, with a reference, if @slot still holds it. */
+static struct preload_file *number_file(uint64_t *slot, uint64_t entry) {
+        struct preload_file *f = file_at((uint32_t) entry);
+
+        if (!f || !file_get(f))
+                return NULL;
+        if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != entry) {
+                file_put(f);
+                return NULL;
+        }
+        return f;
+}
+
+/* Ends the link @slot holds as @entry, if it still does. */
+static void number_drop(uint64_t *slot, uint64_t entry) {
+        if (!__atomic_compare_exchange_n(slot, &entry, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return;
+        __atomic_sub_fetch(&n_numbers, 1, __ATOMIC_ACQ_REL);
+        file_put(file_at((uint32_t) entry));
+}
+
+/* @fd names the file @index (which the caller holds a reference of, now
+ * the number's). */
+static int number_add(int fd, uint32_t index) {
+        uint64_t entry = number_entry(fd, index);
+
+        for (unsigned c = 0; c < NUMBER_CHUNKS_MAX; c++) {
+                uint64_t *chunk = number_chunk(c, true);
+
+                if (!chunk)
+                        return -ENOMEM;
+                for (uint64_t *slot = chunk; slot < chunk + NUMBERS_PER_CHUNK; slot++) {
+                        uint64_t expected = 0;
+
+                        if (__atomic_compare_exchange_n(slot, &expected, entry, false, __ATOMIC_ACQ_REL,
+                                                        __ATOMIC_ACQUIRE)) {
+                                __atomic_add_fetch(&n_numbers, 1, __ATOMIC_ACQ_REL);
+                                return 0;
+                        }
+                }
+        }
+        return -EMFILE;
+}
+
+/* Whether the table is this process's to change: a vfork() child shares
+ * the parent's memory, and its close() or dup2() before exec changes the
+ * child's descriptors, never the parent's. */
+static bool table_is_ours(void) {
+        return __atomic_load_n(&table_pid, __ATOMIC_ACQUIRE) == getpid();
+}
+
+/* The records' memory, their enablers and connections, once nothing uses
+ * them. Under files_lock, never in a signal handler. */
+static void file_reap(void) {
+        pid_t self = getpid();
+
+        if (__atomic_load_n(&n_closed, __ATOMIC_ACQUIRE) == 0)
+                return;
+        for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
+                struct preload_file *chunk = file_chunk(c, false);
+
+                if (!chunk)
+                        break;
+                for (struct preload_file *f = chunk; f < chunk + FILES_PER_CHUNK; f++) {
+                        if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != FILE_CLOSED)
+                                continue;
+                        while (f->enablers) {
+                                struct enabler *e = f->enablers;
+
+                                LIST_REMOVE(enablers, f->enablers, e);
+                                free(e);
+                        }
+                        if (f->bus && !file_bus_intact(f))
+                                file_bus_abandon(f);
+                        if (f->bus && f->pid == self)
+                                sd_bus_flush_close_unref(f->bus);
+                        else if (f->bus)
+                                /* The parent's connection object: only our copy of its socket is ours. */
+                                (void) close(f->bus_fd);
+                        f->bus = NULL;
+                        if (f->status)
+                                munmap((void *) f->status, STATUS_PAGE_SIZE);
+                        f->status = NULL;
+                        __atomic_store_n(&f->bus_fd, -1, __ATOMIC_RELEASE);
+                        __atomic_sub_fetch(&n_closed, 1, __ATOMIC_ACQ_REL);
+                        __atomic_store_n(&f->state, FILE_FREE, __ATOMIC_RELEASE);
+                }
+        }
+}
+
+#define FOREACH_FILE(f)                                                                 \
+        for (unsigned _c = 0; _c < FILE_CHUNKS_MAX; _c++)                               \
+                for (struct preload_file *_chunk = file_chunk(_c, false); _chunk; _chunk = NULL) \
+                        for (struct preload_file *f = _chunk; f < _chunk + FILES_PER_CHUNK; f++)
+
+/* The enable words follow the status bytes. Under files_lock, which
+ * file_reap() needs too: a record closed meanwhile keeps its enablers
+ * until we let go. Returns whether any word is left to follow. */
 static bool sync_enablers(void) {
         pid_t self = getpid();
         bool any = false;
 
-        LIST_FOREACH(files, f, files) {
-                if (f->pid != self || !f->status)
+        FOREACH_FILE(f) {
+                if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != FILE_OPEN || f->pid != self || !f->status)
                         continue;
                 LIST_FOREACH(enablers, e, f->enablers) {
                         bool on = __atomic_load_n(&f->status[e->status_index], __ATOMIC_RELAXED) != 0;
@@ -231,6 +469,7 @@ static void *sync_thread(void *arg) {
 
                 (void) nanosleep(&interval, NULL);
                 pthread_mutex_lock(&files_lock);
+                file_reap();
                 more = sync_enablers();
                 if (!more)
                         sync_running = false;   /* the next registration starts another */
@@ -263,8 +502,13 @@ static int sync_start(void) {
         return 0;
 }
 
-/* Fork: the table is consistent in the child; its copy of the sync thread
- * is gone, and files of the parent answer EAGAIN there. */
+/* Fork: files_lock is held across it, so the child finds the table whole
+ * and every count under the lock exact. Every lock of the library is usable
+ * in the child: files_lock and each file's call_lock (perhaps held by a
+ * thread of the parent that is not in the child) start afresh. The child
+ * never calls the broker on its parent's files (EAGAIN), its copy of the
+ * sync thread is gone, and the parent's calls in flight hold no reference
+ * there. */
 static void atfork_prepare(void) {
         pthread_mutex_lock(&files_lock);
 }
@@ -274,100 +518,127 @@ static void atfork_parent(void) {
 }
 
 static void atfork_child(void) {
+        __atomic_store_n(&table_pid, getpid(), __ATOMIC_RELEASE);
         pthread_mutex_init(&files_lock, NULL);
         sync_running = false;
+        FOREACH_FILE(f) {
+                unsigned state = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE);
+
+                if (state == FILE_FREE)
+                        continue;
+                pthread_mutex_init(&f->call_lock, NULL);
+                if (state != FILE_OPEN || f->calls == 0)
+                        continue;
+                __atomic_sub_fetch(&f->refs, f->calls - 1, __ATOMIC_ACQ_REL);
+                f->calls = 0;
+                file_put(f);    /* the last of the parent's calls: perhaps the last reference */
+        }
 }
 
-static void atfork_register(void) {
+__attribute__((constructor)) static void preload_files_init(void) {
+        const char *e = secure_getenv("UEBROKER_DEBUG");
+
+        debug_on = e && *e && strcmp(e, "0") != 0;
+        __atomic_store_n(&table_pid, getpid(), __ATOMIC_RELEASE);
         (void) pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-static struct preload_file *file_find(int fd) {
-        LIST_FOREACH(files, f, files)
-                if (f->fd == fd)
-                        return f;
-        return NULL;
-}
+/* A free record, claimed (FILE_OPENING); its index in *@ret_index. */
+static struct preload_file *file_claim(uint32_t *ret_index) {
+        for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
+                struct preload_file *chunk = file_chunk(c, true);
 
-static struct preload_file *file_free(struct preload_file *f) {
-        if (!f)
-                return NULL;
-        while (f->enablers) {
-                struct enabler *e = f->enablers;
+                if (!chunk)
+                        return NULL;
+                for (unsigned i = 0; i < FILES_PER_CHUNK; i++) {
+                        unsigned expected = FILE_FREE;
 
-                LIST_REMOVE(enablers, f->enablers, e);
-                free(e);
+                        if (__atomic_compare_exchange_n(&chunk[i].state, &expected, FILE_OPENING, false,
+                                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                                *ret_index = c * FILES_PER_CHUNK + i;
+                                return &chunk[i];
+                        }
+                }
         }
-        if (f->pid == getpid())
-                sd_bus_flush_close_unref(f->bus);
-        if (f->status)
-                munmap((void *) f->status, STATUS_PAGE_SIZE);
-        pthread_mutex_destroy(&f->call_lock);
-        free(f);
         return NULL;
 }
 
+/* Async-signal-safe, as the open() it answers: no lock, no malloc(). */
 int preload_open(int flags) {
         struct preload_file *f;
-        int fd;
+        struct stat st;
+        uint32_t index;
+        int fd, r;
 
-        if (in_library)
-                return -EAGAIN;
-        pthread_once(&atfork_once, atfork_register);
-        f = calloc(1, sizeof(*f));
+        f = file_claim(&index);
         if (!f)
-                return -ENOMEM;
+                return -ENFILE;
         /* Until the first registration: writes go nowhere, as they would
          * with no write index of the kernel's file to name. */
         fd = open("/dev/null", O_WRONLY | (flags & O_CLOEXEC));
-        if (fd < 0) {
-                int r = -errno;
-
-                free(f);
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                r = -errno;
+                if (fd >= 0)
+                        (void) syscall(SYS_close, fd);
+                __atomic_store_n(&f->state, FILE_FREE, __ATOMIC_RELEASE);
                 return r;
         }
-        f->fd = fd;
         f->pid = getpid();
+        f->calls = 0;
+        f->bus_fd = -1;
+        f->has_data = false;
+        f->placeholder_dev = st.st_dev;
+        f->placeholder_ino = st.st_ino;
+        f->mode = FILE_MODE_UNKNOWN;
+        f->bus = NULL;
+        f->status = NULL;
+        f->enablers = NULL;
         pthread_mutex_init(&f->call_lock, NULL);
-        pthread_mutex_lock(&files_lock);
-        LIST_PREPEND(files, files, f);
-        __atomic_store_n(&n_files, n_files + 1, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&files_lock);
+        __atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&f->state, FILE_OPEN, __ATOMIC_RELEASE);
+        /* A number left from a raw close() is stale: it is ours now. */
+        preload_forget(fd);
+        r = number_add(fd, index);
+        if (r < 0) {
+                (void) syscall(SYS_close, fd);
+                file_put(f);
+                return r;
+        }
         debug("user_events_data opened as fd %d, through the broker", fd);
         return fd;
 }
 
-bool preload_owns(int fd) {
-        bool owned;
+void preload_forget(int fd) {
+        uint64_t entry, *slot = number_find(fd, &entry);
 
-        /* Every close() and ioctl() of the program asks: no lock while the
-         * program has no data file open. */
-        if (fd < 0 || __atomic_load_n(&n_files, __ATOMIC_ACQUIRE) == 0)
-                return false;
-        pthread_mutex_lock(&files_lock);
-        owned = file_find(fd) != NULL;
-        pthread_mutex_unlock(&files_lock);
-        return owned;
+        if (slot && table_is_ours())
+                number_drop(slot, entry);
 }
 
-void preload_forget(int fd) {
+void preload_forget_range(unsigned first, unsigned last) {
+        if (__atomic_load_n(&n_numbers, __ATOMIC_ACQUIRE) == 0 || !table_is_ours())
+                return;
+        FOREACH_NUMBER(slot) {
+                uint64_t entry = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+                if (entry && (unsigned) entry_fd(entry) >= first && (unsigned) entry_fd(entry) <= last)
+                        number_drop(slot, entry);
+        }
+}
+
+void preload_dup(int oldfd, int newfd) {
+        uint64_t entry, *slot;
         struct preload_file *f;
 
-        if (fd < 0)
+        if (oldfd == newfd || newfd < 0 || !table_is_ours())
                 return;
-        pthread_mutex_lock(&files_lock);
-        f = file_find(fd);
-        if (f) {
-                LIST_REMOVE(files, files, f);
-                __atomic_store_n(&n_files, n_files - 1, __ATOMIC_RELEASE);
-        }
-        pthread_mutex_unlock(&files_lock);
-        if (!f)
+        preload_forget(newfd);          /* what was there is closed */
+        slot = number_find(oldfd, &entry);
+        if (!slot)
                 return;
-        /* No call of another thread is using it: the program closes it. */
-        pthread_mutex_lock(&f->call_lock);
-        pthread_mutex_unlock(&f->call_lock);
-        file_free(f);
+        f = number_file(slot, entry);
+        if (f && number_add(newfd, (uint32_t) entry) < 0)
+                file_put(f);            /* not followed: the number answers as the file it holds */
 }
 
 /* A private connection to the broker's bus, never the program's. */
@@ -387,8 +658,43 @@ static int bus_connect(sd_bus **ret) {
         return 0;
 }
 
+/* Whether @f's connection still has its socket: a program's closefrom()
+ * or close_range() closes it with the rest, and its number may hold
+ * another file since. */
+static bool file_bus_intact(struct preload_file *f) {
+        struct stat st;
+
+        return fstat(f->bus_fd, &st) >= 0 && (uint64_t) st.st_dev == f->bus_dev && (uint64_t) st.st_ino == f->bus_ino;
+}
+
+/* A connection whose socket the program closed: sd-bus would close its
+ * number again, perhaps the program's file by then, so the object is left
+ * alone (a few kilobytes). */
+static void file_bus_abandon(struct preload_file *f) {
+        f->bus = NULL;
+        __atomic_store_n(&f->bus_fd, -1, __ATOMIC_RELEASE);
+}
+
 static int file_connect(struct preload_file *f) {
-        return f->bus ? 0 : bus_connect(&f->bus);
+        struct stat st;
+        int r;
+
+        if (f->bus && file_bus_intact(f))
+                return 0;
+        if (f->bus)
+                file_bus_abandon(f);
+        r = bus_connect(&f->bus);
+        if (r < 0)
+                return r;
+        if (fstat(sd_bus_get_fd(f->bus), &st) < 0) {
+                r = -errno;
+                f->bus = sd_bus_flush_close_unref(f->bus);
+                return r;
+        }
+        f->bus_dev = st.st_dev;
+        f->bus_ino = st.st_ino;
+        __atomic_store_n(&f->bus_fd, sd_bus_get_fd(f->bus), __ATOMIC_RELEASE);
+        return 0;
 }
 
 int preload_open_status(int flags) {
@@ -436,6 +742,42 @@ int preload_open_status(int flags) {
         return TAKE_FD(fd);
 }
 
+static int call_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        *(sd_bus_message **) userdata = sd_bus_message_ref(m);
+        return 1;
+}
+
+/* sd_bus_call(), but a signal that interrupts the wait (a handler of the
+ * program's, without SA_RESTART) does not end the call: the kernel's
+ * ioctl() is not interrupted by one either. Bounded by the connection's
+ * method call timeout (PRELOAD_CALL_TIMEOUT_USEC), as sd_bus_call(). */
+static int call_restarting(sd_bus *bus, sd_bus_message *m, sd_bus_error *error, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_async(bus, &slot, m, call_done, &reply, 0);
+        if (r < 0)
+                return r;
+        while (!reply) {
+                r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                r = sd_bus_wait(bus, UINT64_MAX);
+                if (r < 0 && r != -EINTR)
+                        return r;
+        }
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                r = sd_bus_error_copy(error, sd_bus_message_get_error(reply));
+                return r < 0 ? r : -EIO;
+        }
+        if (ret_reply)
+                *ret_reply = TAKE_PTR(reply);
+        return 0;
+}
+
 /* A call to the broker on @f's connection; a refusal becomes the kernel
  * interface's errno. Under f->call_lock. */
 static int file_call(struct preload_file *f, const char *method, const char *what, sd_bus_message **reply,
@@ -458,7 +800,7 @@ static int file_call(struct preload_file *f, const char *method, const char *wha
                 va_end(ap);
         }
         if (r >= 0)
-                r = sd_bus_call(f->bus, m, 0, &error, reply);
+                r = call_restarting(f->bus, m, &error, reply);
         if (r >= 0)
                 return 0;
         r = -preload_errno_from_bus(method, error.name, -r);
@@ -484,29 +826,93 @@ static int check_reg(const struct upstream_user_reg *reg) {
         return 0;
 }
 
-/* The broker's data file takes the placeholder's number, once. */
-static int file_take_data(struct preload_file *f, int data_fd) {
-        int cloexec;
+/* Signals blocked, so that no handler of this thread closes or reuses a
+ * number between our look and our use of it (another thread doing so
+ * under a call of ours is the program's race, as with the kernel's file). */
+static void signals_block(sigset_t *old) {
+        sigset_t all;
 
-        if (f->has_data)
-                return 0;
-        cloexec = fcntl(f->fd, F_GETFD);
-        if (cloexec < 0 || dup3(data_fd, f->fd, cloexec & FD_CLOEXEC ? O_CLOEXEC : 0) < 0)
-                return -errno;
-        f->has_data = true;
-        return 0;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, old);
 }
 
-/* The kernel's own ioctl on @f, the broker's data file. */
-static int kernel_ioctl(struct preload_file *f, unsigned long request, uint64_t uaddr) {
-        return syscall(SYS_ioctl, f->fd, request, (unsigned long) uaddr) < 0 ? -errno : 0;
+static void signals_restore(const sigset_t *old) {
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* The broker's data file takes the placeholder's place, once, at every
+ * number of @f (a dup() of it is the same file). Raw system calls: our
+ * own dup3() would make the number the data file's, not @f's. -EBADF when
+ * the program closed all of them meanwhile. */
+static int file_take_data(struct preload_file *f, uint32_t index, int data_fd) {
+        unsigned taken = 0;
+        struct stat st;
+        sigset_t old;
+        int r = 0;
+
+        if (__atomic_load_n(&f->has_data, __ATOMIC_ACQUIRE))
+                return 0;
+        if (fstat(data_fd, &st) < 0)
+                return -errno;
+        f->data_dev = st.st_dev;
+        f->data_ino = st.st_ino;
+        signals_block(&old);
+        FOREACH_NUMBER(slot) {
+                uint64_t entry = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                int fd = entry_fd(entry), flags;
+
+                if (!entry || (uint32_t) entry != index)
+                        continue;
+                flags = (int) syscall(SYS_fcntl, fd, F_GETFD);
+                if (flags < 0 || syscall(SYS_dup3, data_fd, fd, flags & FD_CLOEXEC ? O_CLOEXEC : 0) < 0) {
+                        r = -errno;
+                        break;
+                }
+                taken++;
+        }
+        if (r >= 0 && taken == 0)
+                r = -EBADF;
+        if (r >= 0)
+                __atomic_store_n(&f->has_data, true, __ATOMIC_RELEASE);
+        signals_restore(&old);
+        return r;
+}
+
+/* Whether @fd holds @f's file: the number may have been closed and reused
+ * by a raw system call the library never saw. */
+static bool file_is_at(struct preload_file *f, int fd) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return false;
+        if ((uint64_t) st.st_dev == f->placeholder_dev && (uint64_t) st.st_ino == f->placeholder_ino)
+                return true;
+        return __atomic_load_n(&f->has_data, __ATOMIC_ACQUIRE) && (uint64_t) st.st_dev == f->data_dev &&
+                (uint64_t) st.st_ino == f->data_ino;
+}
+
+/* The kernel's own ioctl on @f, the broker's data file, at @fd if it still
+ * is @f's. */
+static int kernel_ioctl(struct preload_file *f, uint32_t index, int fd, unsigned long request, uint64_t uaddr) {
+        uint64_t entry, *slot;
+        sigset_t old;
+        int r;
+
+        signals_block(&old);
+        slot = number_find(fd, &entry);
+        if (!slot || (uint32_t) entry != index || !file_is_at(f, fd))
+                r = -EBADF;
+        else
+                r = syscall(SYS_ioctl, fd, request, (unsigned long) uaddr) < 0 ? -errno : 0;
+        signals_restore(&old);
+        return r;
 }
 
 /* Upstream: the broker says yes to @command (Authorize), then the program's
  * own DIAG_IOCSREG at @uaddr reaches the kernel, which writes the write
  * index and keeps the enable word. -EOPNOTSUPP with f->mode unchanged when
  * the broker's provider has no kernel file to register on. */
-static int file_authorize(struct preload_file *f, const char *command, uint64_t uaddr) {
+static int file_authorize(struct preload_file *f, uint32_t index, int fd, const char *command, uint64_t uaddr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int data_fd, r;
 
@@ -517,10 +923,10 @@ static int file_authorize(struct preload_file *f, const char *command, uint64_t 
         if (r < 0)
                 return r;
         f->mode = FILE_MODE_KERNEL;
-        r = file_take_data(f, data_fd);
+        r = file_take_data(f, index, data_fd);
         if (r < 0)
                 return r;
-        r = kernel_ioctl(f, UPSTREAM_DIAG_IOCSREG, uaddr);
+        r = kernel_ioctl(f, index, fd, UPSTREAM_DIAG_IOCSREG, uaddr);
         if (r < 0) {
                 char name[EVENT_NAME_MAX + 1];
 
@@ -533,13 +939,12 @@ static int file_authorize(struct preload_file *f, const char *command, uint64_t 
         return r;
 }
 
-static int file_register(struct preload_file *f, uint64_t uaddr) {
+static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_t uaddr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct upstream_user_reg reg = {};
         char command[EVENT_COMMAND_MAX + 1];
         uint32_t status_index, write_index;
         int data_fd, status_fd, r;
-        uint64_t word = 0;
         struct enabler *e;
 
         r = read_own_sized(&reg, uaddr, sizeof(reg));
@@ -548,15 +953,21 @@ static int file_register(struct preload_file *f, uint64_t uaddr) {
         r = check_reg(&reg);
         if (r < 0)
                 return r;
-        if (read_own(&word, reg.enable_addr, reg.enable_size) != reg.enable_size)
-                return -EFAULT;
+        /* The word must take a write, as the kernel checks it: 6.12's
+         * user_event_enabler_create() fails and user_events_ioctl_reg()
+         * answers ENOMEM for that, read-only or unmapped alike. */
+        r = word_writable(reg.enable_addr, reg.enable_size);
+        if (r == -EFAULT)
+                return -ENOMEM;
+        if (r < 0)
+                return r;
         r = read_own_string(reg.name_args, command, sizeof(command));
         if (r == -E2BIG)
                 return -EINVAL;         /* longer than any command the broker takes */
         if (r < 0)
                 return r;
         if (f->mode != FILE_MODE_BROKER) {
-                r = file_authorize(f, command, uaddr);
+                r = file_authorize(f, index, fd, command, uaddr);
                 if (r != -EOPNOTSUPP || f->mode == FILE_MODE_KERNEL)
                         return r;
                 f->mode = FILE_MODE_BROKER;     /* the broker registers, and we follow the status bytes */
@@ -579,7 +990,7 @@ static int file_register(struct preload_file *f, uint64_t uaddr) {
                         f->status = page;
         }
         if (r >= 0)
-                r = file_take_data(f, data_fd);
+                r = file_take_data(f, index, data_fd);
         if (r >= 0)
                 r = write_own(uaddr + offsetof(struct upstream_user_reg, write_index), &write_index,
                               sizeof(write_index));
@@ -647,34 +1058,61 @@ static int file_delete(struct preload_file *f, uint64_t uaddr) {
         return file_call(f, "Delete", name, NULL, "sb", name, 0);
 }
 
-int preload_ioctl(int fd, unsigned long request, void *arg) {
+bool preload_ioctl(int fd, unsigned long request, void *arg, int *ret) {
         struct preload_file *f;
+        uint64_t entry, *slot;
         int r;
 
-        if (in_library)
-                return -EAGAIN;
-        pthread_mutex_lock(&files_lock);
-        f = file_find(fd);
-        pthread_mutex_unlock(&files_lock);
-        if (!f)
-                return -EBADF;
-        if (f->pid != getpid())
-                return -EAGAIN;         /* the parent's connection */
-        if (request != UPSTREAM_DIAG_IOCSREG && request != UPSTREAM_DIAG_IOCSUNREG &&
-            request != UPSTREAM_DIAG_IOCSDEL)
-                return -ENOTTY;
-
+        slot = number_find(fd, &entry);
+        if (!slot)
+                return false;
+        if (in_library) {
+                *ret = -EAGAIN;         /* a signal handler that interrupted the library */
+                return true;
+        }
         in_library = true;
-        pthread_mutex_lock(&f->call_lock);
-        if (request == UPSTREAM_DIAG_IOCSREG)
-                r = file_register(f, (uintptr_t) arg);
-        else if (request == UPSTREAM_DIAG_IOCSUNREG && f->mode == FILE_MODE_KERNEL)
-                r = kernel_ioctl(f, request, (uintptr_t) arg);  /* the kernel's enabler */
-        else if (request == UPSTREAM_DIAG_IOCSUNREG)
-                r = file_unregister(f, (uintptr_t) arg);
-        else
-                r = file_delete(f, (uintptr_t) arg);
-        pthread_mutex_unlock(&f->call_lock);
+        pthread_mutex_lock(&files_lock);
+        file_reap();
+        f = number_file(slot, entry);
+        if (f)
+                f->calls++;
+        pthread_mutex_unlock(&files_lock);
+        if (!f) {
+                in_library = false;
+                return false;           /* closed meanwhile: the number is someone else's */
+        }
+
+        if (!file_is_at(f, fd)) {
+                /* A raw system call put another file at the number: not
+                 * ours to answer for, nor to follow any longer. */
+                if (table_is_ours())
+                        number_drop(slot, entry);
+                r = 1;
+        } else if (f->pid != getpid())
+                r = -EAGAIN;            /* the parent's connection */
+        else if (request != UPSTREAM_DIAG_IOCSREG && request != UPSTREAM_DIAG_IOCSUNREG &&
+                 request != UPSTREAM_DIAG_IOCSDEL)
+                r = -ENOTTY;
+        else {
+                pthread_mutex_lock(&f->call_lock);
+                if (request == UPSTREAM_DIAG_IOCSREG)
+                        r = file_register(f, (uint32_t) entry, fd, (uintptr_t) arg);
+                else if (request == UPSTREAM_DIAG_IOCSUNREG && f->mode == FILE_MODE_KERNEL)
+                        r = kernel_ioctl(f, (uint32_t) entry, fd, request, (uintptr_t) arg);   /* the kernel's enabler */
+                else if (request == UPSTREAM_DIAG_IOCSUNREG)
+                        r = file_unregister(f, (uintptr_t) arg);
+                else
+                        r = file_delete(f, (uintptr_t) arg);
+                pthread_mutex_unlock(&f->call_lock);
+        }
+
+        pthread_mutex_lock(&files_lock);
+        f->calls--;
+        file_put(f);
+        pthread_mutex_unlock(&files_lock);
         in_library = false;
-        return r;
+        if (r > 0)
+                return false;
+        *ret = r;
+        return true;
 }

@@ -30,8 +30,11 @@
  * - DIAG_IOCSDEL is the broker's Delete.
  *
  * Errors are the kernel interface's errnos (preload_errno_from_bus()).
- * Thread-safe; a call from a signal handler that interrupted the library,
+ * Thread-safe; an ioctl from a signal handler that interrupted the library,
  * or on a file of the parent in a forked child, fails with EAGAIN at once.
+ * The enable words are written with FUTEX_WAKE_OP (preload-files.c): a
+ * word that is read-only or not mapped fails the registration (ENOMEM, as
+ * 6.12) or, later, is skipped, never a SIGSEGV.
  */
 
 #include <stdbool.h>
@@ -57,23 +60,35 @@ int preload_open_status(int flags);
 /**
  * preload_open() - a new file for a program's open() with @flags; returns
  * its descriptor (a placeholder until the first registration) or a
- * negative errno. The descriptor is the program's; preload_forget() when it
- * closes it.
+ * negative errno. The descriptor is the program's. Async-signal-safe.
  */
 int preload_open(int flags);
 
-/** preload_owns() - whether @fd is one of the files preload_open() gave. */
-bool preload_owns(int fd);
-
 /**
- * preload_ioctl() - answers DIAG_IOCSREG, DIAG_IOCSUNREG and DIAG_IOCSDEL
- * on @fd (preload_owns()); 0 or a negative errno (-ENOTTY for any other
- * request, as the kernel's file).
+ * preload_ioctl() - whether @fd holds one of the files preload_open() gave
+ * (checked with fstat(): a number reused behind the library's back is
+ * not); then *@ret is the answer to @request: DIAG_IOCSREG, DIAG_IOCSUNREG
+ * and DIAG_IOCSDEL through the broker, -ENOTTY for any other request (as
+ * the kernel's file), -EAGAIN from a signal handler that interrupted the
+ * library or on a parent's file in a forked child.
  */
-int preload_ioctl(int fd, unsigned long request, void *arg);
+bool preload_ioctl(int fd, unsigned long request, void *arg, int *ret);
 
-/** preload_forget() - @fd is being closed: its enablers and connection go. */
+/*
+ * The numbers of the files. Each is async-signal-safe (no lock, no
+ * malloc()), as the calls they follow; a file's connection ends at its last
+ * number, its memory is released later, outside any signal handler. In a
+ * vfork() child (memory shared with the parent) they change nothing.
+ */
+
+/** preload_forget() - @fd is being closed, or is about to hold another file. */
 void preload_forget(int fd);
+
+/** preload_forget_range() - close_range(@first, @last) or closefrom(). */
+void preload_forget_range(unsigned first, unsigned last);
+
+/** preload_dup() - @newfd now holds what @oldfd holds (dup(), dup2(), F_DUPFD...). */
+void preload_dup(int oldfd, int newfd);
 
 /**
  * preload_errno_from_bus() - the errno a program of the kernel interface

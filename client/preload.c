@@ -4,14 +4,20 @@
  * program makes, interposed with LD_PRELOAD. open(), open64(), openat(),
  * openat64(), __open_2(), __open64_2(), __openat_2(), __openat64_2(),
  * fopen() and fopen64() of a path ending in user_events_data give a file
- * of preload-files.c (of user_events_status, the broker's status text); ioctl() on such a file is answered through the
- * broker; close() and fclose() forget it (a descriptor closed another way,
- * by dup2() onto it or a raw system call, is not seen: its number stays
- * ours until closed with close()). Every other call goes to libc unchanged.
- * Writes are not interposed: they go to the broker's data file as the
- * program sends them.
+ * of preload-files.c (of user_events_status, the broker's status text);
+ * ioctl() on such a file is answered through the broker. The library
+ * follows every way a number stops being its file or becomes it through
+ * libc: close(), fclose(), close_range(), closefrom(), dup2() and dup3()
+ * onto it; dup(), dup2(), dup3(), fcntl(F_DUPFD, F_DUPFD_CLOEXEC) of it.
+ * What it cannot see (a raw system call) ioctl() finds with fstat().
+ * Every other call goes to libc unchanged. Writes are not interposed: they
+ * go to the broker's data file as the program sends them.
+ *
+ * What libc lists as async-signal-safe stays so: the calls above, but for
+ * fopen(), fclose(), ioctl() and an open() of user_events_status (a bus
+ * call), take no lock and allocate nothing (preload-files.h), and the libc
+ * functions they call on are looked up before main().
  */
-
 /* We define open() and open64() both: no header may rename one into the
  * other. */
 #undef _FILE_OFFSET_BITS
@@ -26,19 +32,52 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <linux/close_range.h>
 
 #include "preload-files.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The next definition of @name, libc's. Looked up by preload_init() before
+ * any program code runs (dlsym() is no call for a signal handler); here
+ * again only for a call from another library's constructor before ours. */
 #define REAL(name, ...)                                                                 \
-        static __typeof__(name) *real_##name;                                           \
-        if (!real_##name)                                                               \
-                real_##name = (__typeof__(name) *) dlsym(RTLD_NEXT, #name);             \
+        __typeof__(name) *real_##name = real_lookup((void **) &real_ptr_##name, #name); \
         if (!real_##name) {                                                             \
                 errno = ENOSYS;                                                         \
                 return __VA_ARGS__;                                                     \
         }
+
+static void *real_lookup(void **cache, const char *name) {
+        void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+
+        if (!p) {
+                p = dlsym(RTLD_NEXT, name);
+                __atomic_store_n(cache, p, __ATOMIC_RELEASE);
+        }
+        return p;
+}
+
+/* glibc's _FORTIFY_SOURCE names; no header declares them. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+int fcntl64(int fd, int cmd, ...);
+
+#define FOREACH_REAL(X)                                                                 \
+        X(open) X(open64) X(openat) X(openat64)                                         \
+        X(__open_2) X(__open64_2) X(__openat_2) X(__openat64_2)                         \
+        X(fopen) X(fopen64) X(fclose) X(ioctl) X(close) X(close_range) X(closefrom)     \
+        X(dup) X(dup2) X(dup3) X(fcntl) X(fcntl64)
+
+#define DECLARE_REAL(name) static void *real_ptr_##name;
+FOREACH_REAL(DECLARE_REAL)
+
+__attribute__((constructor)) static void preload_init(void) {
+#define LOOKUP_REAL(name) (void) real_lookup(&real_ptr_##name, #name);
+        FOREACH_REAL(LOOKUP_REAL)
+}
 
 static int opened(int r) {
         if (r < 0) {
@@ -114,12 +153,6 @@ static bool open_ours(const char *path, int flags, int *ret) {
                 return real_##name(dirfd, path, flags);                                 \
         }
 
-/* glibc's _FORTIFY_SOURCE names; no header declares them. */
-int __open_2(const char *path, int flags);
-int __open64_2(const char *path, int flags);
-int __openat_2(int dirfd, const char *path, int flags);
-int __openat64_2(int dirfd, const char *path, int flags);
-
 DEFINE_OPEN(open)
 DEFINE_OPEN(open64)
 DEFINE_OPENAT(openat)
@@ -143,7 +176,6 @@ static FILE *fopen_data_file(const char *mode) {
         if (!f) {
                 int saved = errno;
 
-                preload_forget(fd);
                 close(fd);
                 errno = saved;
         }
@@ -183,6 +215,8 @@ static FILE *fopen_status_file(const char *mode) {
 DEFINE_FOPEN(fopen)
 DEFINE_FOPEN(fopen64)
 
+/* ioctl()'s third argument is one machine word whatever the request
+ * means by it, as glibc's own wrapper reads it. */
 EXPORT int ioctl(int fd, unsigned long request, ...) {
         va_list ap;
         void *arg;
@@ -192,9 +226,8 @@ EXPORT int ioctl(int fd, unsigned long request, ...) {
         va_start(ap, request);
         arg = va_arg(ap, void *);
         va_end(ap);
-        if (!preload_owns(fd))
+        if (!preload_ioctl(fd, request, arg, &r))
                 return real_ioctl(fd, request, arg);
-        r = preload_ioctl(fd, request, arg);
         if (r < 0) {
                 errno = -r;
                 return -1;
@@ -202,20 +235,89 @@ EXPORT int ioctl(int fd, unsigned long request, ...) {
         return r;
 }
 
+/* The number stops being ours before it is closed: once closed, another
+ * thread's open() may get it. */
 EXPORT int close(int fd) {
         REAL(close, -1);
-        if (preload_owns(fd))
-                preload_forget(fd);
+        preload_forget(fd);
         return real_close(fd);
 }
 
 EXPORT int fclose(FILE *stream) {
         REAL(fclose, EOF);
-        if (stream) {
-                int fd = fileno(stream);
-
-                if (preload_owns(fd))
-                        preload_forget(fd);
-        }
+        if (stream)
+                preload_forget(fileno(stream));
         return real_fclose(stream);
 }
+
+EXPORT int close_range(unsigned first, unsigned last, int flags) {
+        REAL(close_range, -1);
+        /* CLOSE_RANGE_CLOEXEC closes nothing; unknown flags and a reversed
+         * range fail and close nothing either. */
+        if (first <= last && (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) == 0 &&
+            !(flags & CLOSE_RANGE_CLOEXEC))
+                preload_forget_range(first, last);
+        return real_close_range(first, last, flags);
+}
+
+EXPORT void closefrom(int lowfd) {
+        static void *real_ptr_closefrom_fallback;
+        void (*real_closefrom)(int) = real_lookup(&real_ptr_closefrom, "closefrom");
+
+        (void) real_ptr_closefrom_fallback;
+        if (lowfd >= 0)
+                preload_forget_range((unsigned) lowfd, ~0u);
+        if (real_closefrom)
+                real_closefrom(lowfd);
+}
+
+EXPORT int dup(int oldfd) {
+        int fd;
+
+        REAL(dup, -1);
+        fd = real_dup(oldfd);
+        if (fd >= 0)
+                preload_dup(oldfd, fd);
+        return fd;
+}
+
+EXPORT int dup2(int oldfd, int newfd) {
+        int fd;
+
+        REAL(dup2, -1);
+        fd = real_dup2(oldfd, newfd);
+        if (fd >= 0)
+                preload_dup(oldfd, fd);
+        return fd;
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags) {
+        int fd;
+
+        REAL(dup3, -1);
+        fd = real_dup3(oldfd, newfd, flags);
+        if (fd >= 0)
+                preload_dup(oldfd, fd);
+        return fd;
+}
+
+/* fcntl()'s third argument, a machine word read as glibc's wrapper reads
+ * it: an int, a pointer or nothing, by @cmd. */
+#define DEFINE_FCNTL(name)                                                              \
+        EXPORT int name(int fd, int cmd, ...) {                                         \
+                va_list ap;                                                             \
+                void *arg;                                                              \
+                int r;                                                                  \
+                                                                                        \
+                REAL(name, -1);                                                         \
+                va_start(ap, cmd);                                                      \
+                arg = va_arg(ap, void *);                                               \
+                va_end(ap);                                                             \
+                r = real_##name(fd, cmd, arg);                                          \
+                if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))               \
+                        preload_dup(fd, r);                                             \
+                return r;                                                               \
+        }
+
+DEFINE_FCNTL(fcntl)
+DEFINE_FCNTL(fcntl64)
