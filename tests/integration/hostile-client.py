@@ -29,6 +29,12 @@ close.
                                                     record), claims (3 s of laps of records
                                                     claiming 64 KiB never written); reports,
                                                     holds
+    hostile-client.py ADDRESS hold-flooded N COMMAND N connections, their names on a line; at a
+                                                    line on stdin each registers COMMAND; reports,
+                                                    holds
+    hostile-client.py ADDRESS signal-flood SECONDS SIZE NAME...
+                                                    unicast signals of SIZE bytes to each NAME
+                                                    in turn for SECONDS; reports, exits
     hostile-client.py ADDRESS ring-corrupt EVENT N  N times: connect, open a ring, write an
                                                     impossible record, ring, disconnect
     hostile-client.py ADDRESS call METHOD SIGNATURE JSON-ARGS
@@ -101,8 +107,41 @@ def cmd_hold(address, n, command):
     ok = sum(1 for r in results if r['ok'])
     errors = sorted({r['error'] for r in results if not r['ok']})
     print(json.dumps({'ok': ok, 'errors': errors,
-                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), end='')
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3],
+                      'names': [str(c.get_unique_name()) for c in conns]}), end='')
     wait_stdin()
+
+
+def cmd_hold_flooded(address, n, command):
+    """N connections; their unique names on a line; then, at a line on
+    stdin, each registers COMMAND (while others may already be queueing
+    messages to it); the results on a line; holds until stdin closes."""
+    conns = [connect(address) for _ in range(int(n))]
+    print(json.dumps({'names': [str(c.get_unique_name()) for c in conns]}), flush=True)
+    sys.stdin.readline()
+    results = [register(conn, command) for conn in conns]
+    print(json.dumps({'ok': sum(1 for r in results if r['ok']),
+                      'errors': sorted({r['error'] for r in results if not r['ok']})}), flush=True)
+    sys.stdin.read()
+
+
+def cmd_signal_flood(address, seconds, size, *names):
+    """Unicast signals of SIZE bytes to each of NAMES in turn for SECONDS:
+    the stock system bus lets anyone send them to anyone, and a receiver
+    that runs no main loop lets them queue."""
+    conn = connect(address)
+    body = dbus.ByteArray(b'x' * int(size))
+    end = time.monotonic() + float(seconds)
+    sent = 0
+    while time.monotonic() < end:
+        for name in names:
+            msg = dbus.lowlevel.SignalMessage('/org/example/Flood', 'org.example.Flood', 'Junk')
+            msg.set_destination(name)
+            msg.append(body, signature='ay')
+            conn.send_message(msg)
+            sent += 1
+        conn.flush()
+    print(json.dumps({'sent': sent}), flush=True)
 
 
 def register_when_allowed(conn, command):
@@ -570,7 +609,8 @@ def main():
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
                 'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer,
-                'rings': cmd_rings, 'streams': cmd_streams,
+                'rings': cmd_rings, 'streams': cmd_streams, 'signal-flood': cmd_signal_flood,
+                'hold-flooded': cmd_hold_flooded,
                 'churn-for': cmd_churn_for}
     commands[command](address, *args)
 

@@ -625,6 +625,60 @@ class HostileTest(unittest.TestCase):
                 attack.close()
         self.assertAlive()
 
+    def test_z_signals_queued_by_others_pin_no_replies(self):
+        # Issue #31: the stock policy lets anyone send unicast signals to
+        # any connection. 24 root connections run no main loop (dbus-python
+        # without one: the documented bus contract) and register while
+        # another uid floods them with signals, so their queues in the bus
+        # never drain. They read their replies (call_blocking does); what
+        # others queue to them must not keep the replies' descriptors
+        # pinned (48 of 48 before, a bystander's Register unanswered).
+        self.restart()
+        root = subprocess.Popen(as_user(0, 'hold-flooded', 24, 'flooded u32 a'), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        flood = None
+        try:
+            names = json.loads(root.stdout.readline())['names']
+            # The flooder blocks once the bus stops reading it; it is
+            # killed, not waited for.
+            flood = subprocess.Popen(as_user(ATTACKER, 'signal-flood', 60, 32768, *names),
+                                     stdout=subprocess.DEVNULL)
+            self.assertTrue(wait_for(lambda: self.outgoing_bytes(names[-1]) > 32768, 10))
+            root.stdin.write('\n')
+            root.stdin.flush()
+            held = json.loads(root.stdout.readline())
+            self.assertEqual(held['ok'], 24, held)
+            time.sleep(2)
+            queued = self.outgoing_bytes(names[0])
+            out = run_as(VICTIM, 'victim', 3, 'flood_victim', timeout=120)
+            fds, pool, _ = self.pools()['reply-fds']
+            print(f'signal flood: {queued} bytes queued to a root connection, reply-fds {fds}/{pool}, '
+                  f'victim {out}', file=sys.stderr)
+            self.assertGreater(queued, 32768)   # the attack took
+            self.assertEqual(out['ok'], 3, out)
+            self.assertLess(max(out['seconds']), 2, out)
+            self.assertLessEqual(fds, 4, f'reply descriptors pinned during the flood: {fds} of {pool}')
+        finally:
+            if flood:
+                flood.kill()
+                flood.wait()
+            root.stdin.close()
+            root.wait(timeout=60)
+            root.stdout.close()
+        self.assertAlive()
+
+    def outgoing_bytes(self, name):
+        """What the bus holds for @name and has not delivered (root may
+        read Debug.Stats, as Debian's system.conf lets it)."""
+        conn = dbus.bus.BusConnection(ARGS.address)
+        try:
+            stats = conn.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus',
+                                       'org.freedesktop.DBus.Debug.Stats', 'GetConnectionStats', 's', (name,),
+                                       timeout=30)
+            return int(stats.get('OutgoingBytes', 0))
+        finally:
+            conn.close()
+
     def test_y_checks_of_callers_that_left_do_not_exhaust_the_bus(self):
         # Issue #31: rounds of fourteen uids that each send 8 interactive
         # Registers (their agents never answer) and disconnect. The bus
