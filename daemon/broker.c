@@ -90,22 +90,7 @@ static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
 static const struct delivery_cost small_reply = { .bytes = SMALL_REPLY_BYTES };
 
 static int refuse_undelivered(struct broker *b, struct session *s, sd_bus_error *error) {
-        struct delivery_usage u;
-
-        char fds_holders[160], bytes_holders[160];
-
-        delivery_get_user(b->delivery, s->uid, &u);
-        /* The caller may hold nothing: the holders are named too. */
-        return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
-                                 "the bus has not yet delivered earlier replies of the broker (uid %u's: %u "
-                                 "descriptors, %" PRIu64 " bytes, %u more replies waiting in the broker; "
-                                 "descriptors held most by %s, bytes by %s): read the replies on your "
-                                 "connections, or close those that do not, and try again",
-                                 (unsigned) s->uid, u.pinned.fds, u.pinned.bytes, u.held,
-                                 user_charges_holders_text(&b->charges, CHARGE_REPLY_FDS, fds_holders,
-                                                           sizeof(fds_holders)),
-                                 user_charges_holders_text(&b->charges, CHARGE_REPLY_BYTES, bytes_holders,
-                                                           sizeof(bytes_holders)));
+        return delivery_set_busy_error(b->delivery, s->uid, 0, error);
 }
 
 /* Sends @reply to session @s through its ledger: now, or once the bus has
@@ -298,7 +283,7 @@ static int check_reservation(struct broker *b, struct session *s, const char *na
 }
 
 /* A refusal for a uid over its part of a pool among the uids holding it
- * (user_charges_take()'s -EUSERS): the holders are named, not the caller
+ * (user_charge_take()'s -EUSERS): the holders are named, not the caller
  * alone, which may hold little. */
 static int refuse_crowded(struct broker *b, uid_t uid, enum charge_kind kind, sd_bus_error *error) {
         char holders[160];
@@ -859,26 +844,24 @@ static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *er
 static const struct delivery_cost record_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
 
 /* A record stream is charged to its caller's uid until the provider lets
- * it go (provider_stream_owner). */
-struct stream_charge {
-        struct user_charges *charges;
-        uid_t uid;
-};
-
+ * it go (provider_stream_owner): the charge goes with the stream. */
 static void stream_charge_closed(void *userdata) {
-        struct stream_charge *c = userdata;
+        struct user_charge *c = userdata;
 
-        user_charges_release(c->charges, c->uid, CHARGE_RECORD_STREAMS, 1);
+        user_charge_deinit(c);
         free(c);
 }
 
 static int stream_charge_take(struct broker *b, struct session *s, struct provider_stream_owner *ret,
                               sd_bus_error *error) {
         const struct charge_bound *bound = &b->charges.bounds.kind[CHARGE_RECORD_STREAMS];
-        struct stream_charge *c;
+        _cleanup_free_ struct user_charge *c = malloc(sizeof(*c));
         int r;
 
-        r = user_charges_take(&b->charges, s->uid, CHARGE_RECORD_STREAMS, 1);
+        if (!c)
+                return -ENOMEM;
+        user_charge_init(c, &b->charges, s->uid, CHARGE_RECORD_STREAMS);
+        r = user_charge_take(c, 1);
         if (r == -EUSERS)
                 return refuse_crowded(b, s->uid, CHARGE_RECORD_STREAMS, error);
         if (r == -EDQUOT)
@@ -895,13 +878,7 @@ static int stream_charge_take(struct broker *b, struct session *s, struct provid
                                          provider_link_name(&b->link));
         if (r < 0)
                 return r;
-        c = malloc(sizeof(*c));
-        if (!c) {
-                user_charges_release(&b->charges, s->uid, CHARGE_RECORD_STREAMS, 1);
-                return -ENOMEM;
-        }
-        *c = (struct stream_charge) { .charges = &b->charges, .uid = s->uid };
-        *ret = (struct provider_stream_owner) { .closed = stream_charge_closed, .userdata = c };
+        *ret = (struct provider_stream_owner) { .closed = stream_charge_closed, .userdata = TAKE_PTR(c) };
         return 0;
 }
 

@@ -88,9 +88,9 @@ static struct delivery_usage usage_all(const struct delivery *d, uid_t uid) {
 
 /* delivery_decide() is the rule for replies (a reply is sent or held, not
  * refused, at a share): the charges follow what it decided. */
-static void charge(struct delivery *d, uid_t uid, enum charge_kind kind, uint64_t amount) {
-        if (amount > 0 && user_charges_force(d->charges, uid, kind, amount) < 0)
-                log_debug("Out of memory counting uid %u's replies.", (unsigned) uid);
+static void charge(struct user_charge *ch, uint64_t amount) {
+        if (amount > 0 && user_charge_force(ch, amount) < 0)
+                log_debug("Out of memory counting uid %u's replies.", (unsigned) ch->uid);
 }
 
 static void watch_arm(struct delivery *d);
@@ -101,8 +101,8 @@ static void pin(struct delivery_ledger *l, struct delivery_cost cost) {
         if (d->unconfirmable)
                 return;
         delivery_cost_add(&l->pinned, cost);
-        charge(d, l->uid, CHARGE_REPLY_FDS, cost.fds);
-        charge(d, l->uid, CHARGE_REPLY_BYTES, cost.bytes);
+        charge(&l->fds_charge, cost.fds);
+        charge(&l->bytes_charge, cost.bytes);
         if (!l->listed && !delivery_cost_is_zero(l->pinned)) {
                 LIST_PREPEND(pinned_list, d->pinned, l);
                 l->listed = true;
@@ -119,8 +119,8 @@ static void unpin(struct delivery_ledger *l, struct delivery_cost cost) {
         if (cost.bytes > l->pinned.bytes)
                 cost.bytes = l->pinned.bytes;
         delivery_cost_sub(&l->pinned, cost);
-        user_charges_release(d->charges, l->uid, CHARGE_REPLY_FDS, cost.fds);
-        user_charges_release(d->charges, l->uid, CHARGE_REPLY_BYTES, cost.bytes);
+        user_charge_release(&l->fds_charge, cost.fds);
+        user_charge_release(&l->bytes_charge, cost.bytes);
         if (l->listed && delivery_cost_is_zero(l->pinned)) {
                 LIST_REMOVE(pinned_list, d->pinned, l);
                 l->listed = false;
@@ -327,7 +327,7 @@ static void held_remove(struct delivery *d, struct held_reply *h) {
                 d->held_tail = h->held_prev;
         LIST_REMOVE(held, d->held, h);
         h->ledger->n_held--;
-        user_charges_release(d->charges, h->ledger->uid, CHARGE_REPLIES_HELD, 1);
+        user_charge_release(&h->ledger->held_charge, 1);
         sd_bus_message_unref(h->call);
         sd_bus_message_unref(h->reply);
         free(h);
@@ -367,42 +367,47 @@ static void flush_held(struct delivery *d) {
         }
 }
 
+int delivery_set_busy_error(struct delivery *d, uid_t uid, uint64_t waited_usec, sd_bus_error *error) {
+        struct delivery_usage u = usage_of(d, uid);
+        char fds_holders[160], bytes_holders[160], waited[48] = "";
+
+        if (waited_usec > 0)
+                (void) snprintf(waited, sizeof(waited), " for %" PRIu64 " ms", waited_usec / 1000u);
+        /* The caller may hold nothing: the holders are named too. */
+        return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                 "the bus has not yet delivered earlier replies of the broker%s (uid %u's: %u "
+                                 "descriptors, %" PRIu64 " bytes, %u more replies waiting in the broker; "
+                                 "descriptors held most by %s, bytes by %s): read the replies on your "
+                                 "connections, or close those that do not, and try again",
+                                 waited, (unsigned) uid, u.pinned.fds, u.pinned.bytes, u.held,
+                                 user_charges_holders_text(d->charges, CHARGE_REPLY_FDS, fds_holders,
+                                                           sizeof(fds_holders)),
+                                 user_charges_holders_text(d->charges, CHARGE_REPLY_BYTES, bytes_holders,
+                                                           sizeof(bytes_holders)));
+}
+
+static int deliver(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
+                   bool may_hold);
+
 /* @h waited HOLD_MAX_USEC: its call gets Busy in its place, naming who
  * holds the room, if even that fits (no descriptors); else nothing, as for
  * a client that does not read. A held error is dropped. */
 static void held_expire(struct delivery *d, struct held_reply *h) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *refusal = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *refusal = NULL, *call = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         struct delivery_ledger *l = h->ledger;
-        char fds_holders[160], bytes_holders[160];
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        struct delivery_usage all, user;
-        struct delivery_cost cost;
 
         if (!h->call || sd_bus_message_is_method_error(h->reply, NULL)) {
                 d->dropped++;
                 held_remove(d, h);
                 return;
         }
-        sd_bus_error_setf(&error, BROKER_ERROR_BUSY,
-                          "the bus has not delivered earlier replies of the broker for %u ms (uid %u's: %" PRIu64
-                          " descriptors, %" PRIu64 " bytes; descriptors held most by %s, bytes by %s): read the "
-                          "replies on your connections, or close those that do not, and try again",
-                          HOLD_MAX_USEC / 1000u, (unsigned) l->uid,
-                          user_charges_held(d->charges, l->uid, CHARGE_REPLY_FDS),
-                          user_charges_held(d->charges, l->uid, CHARGE_REPLY_BYTES),
-                          user_charges_holders_text(d->charges, CHARGE_REPLY_FDS, fds_holders, sizeof(fds_holders)),
-                          user_charges_holders_text(d->charges, CHARGE_REPLY_BYTES, bytes_holders,
-                                                    sizeof(bytes_holders)));
-        cost = delivery_error_cost(&error);
         call = sd_bus_message_ref(h->call);
         held_remove(d, h);
-        all = usage_all(d, l->uid);
-        user = usage_of(d, l->uid);
         d->refused++;
+        (void) delivery_set_busy_error(d, l->uid, HOLD_MAX_USEC, &error);
         if (sd_bus_message_new_method_error(call, &refusal, &error) < 0 ||
-            delivery_decide(&d->limits, &all, &user, l->privileged, cost, false) != DELIVERY_SEND ||
-            send_now(l, refusal, cost) < 0)
+            deliver(l, NULL, refusal, delivery_error_cost(&error), false) < 0)
                 d->dropped++;
 }
 
@@ -438,8 +443,9 @@ static void hold_timer_arm(struct delivery *d) {
                 log_warning_errno(r, "Cannot time the replies waiting for room: %m");
 }
 
-int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
-                  bool may_hold) {
+/* delivery_send() without counting a refusal: 1 sent or held, -EBUSY. */
+static int deliver(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
+                   bool may_hold) {
         struct delivery *d = l->delivery;
         struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
         struct held_reply *h;
@@ -464,16 +470,24 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_messag
                 else
                         d->held = h;
                 d->held_tail = h;
-                charge(d, l->uid, CHARGE_REPLIES_HELD, 1);
+                charge(&l->held_charge, 1);
                 l->n_held++;
                 d->held_total++;
                 hold_timer_arm(d);
                 return 1;
         case DELIVERY_REFUSE:
         default:
-                d->refused++;
                 return -EBUSY;
         }
+}
+
+int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
+                  bool may_hold) {
+        int r = deliver(l, call, reply, cost, may_hold);
+
+        if (r == -EBUSY)
+                l->delivery->refused++;
+        return r;
 }
 
 int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
@@ -524,7 +538,12 @@ struct delivery_cost delivery_error_cost(const sd_bus_error *error) {
 
 void delivery_ledger_init(struct delivery_ledger *l, struct delivery *d, const char *bus_name, uid_t uid,
                           bool privileged) {
+        struct user_charges *charges = d ? d->charges : NULL;   /* none: a session of tests without a bus */
+
         *l = (struct delivery_ledger) { .delivery = d, .bus_name = bus_name, .uid = uid, .privileged = privileged };
+        user_charge_init(&l->fds_charge, charges, uid, CHARGE_REPLY_FDS);
+        user_charge_init(&l->bytes_charge, charges, uid, CHARGE_REPLY_BYTES);
+        user_charge_init(&l->held_charge, charges, uid, CHARGE_REPLIES_HELD);
 }
 
 void delivery_ledger_done(struct delivery_ledger *l) {
@@ -541,6 +560,10 @@ void delivery_ledger_done(struct delivery_ledger *l) {
         probe_queue_remove(l);
         l->retry = sd_event_source_disable_unref(l->retry);
         unpin(l, l->pinned);
+        /* Nothing is held any more: whatever a count missed goes too. */
+        user_charge_deinit(&l->fds_charge);
+        user_charge_deinit(&l->bytes_charge);
+        user_charge_deinit(&l->held_charge);
         l->delivery = NULL;
         start_queued_probes(d);
         flush_held(d);

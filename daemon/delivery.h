@@ -57,6 +57,10 @@ struct delivery_ledger {
         uid_t uid;
         bool privileged;
         struct delivery_cost pinned;    /* sent, not yet known to have left the bus */
+        /* What the pins and held replies take of uid's pools, while they last. */
+        struct user_charge fds_charge;          /* CHARGE_REPLY_FDS: pinned.fds */
+        struct user_charge bytes_charge;        /* CHARGE_REPLY_BYTES: pinned.bytes */
+        struct user_charge held_charge;         /* CHARGE_REPLIES_HELD: n_held */
         struct delivery_cost probed;    /* of which sent before the question in flight */
         sd_bus_slot *probe;             /* the question in flight */
         sd_event_source *retry;         /* the next question, after a back-off */
@@ -129,6 +133,15 @@ struct delivery_cost delivery_error_cost(const sd_bus_error *error);
 /** delivery_check() - the verdict delivery_send() would give now, without
  * sending: for replies too costly to build in vain (large ones). */
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold);
+
+/**
+ * delivery_set_busy_error() - sets @error to the Busy refusal of a call of
+ * @uid whose reply cannot go (delivery_send()'s -EBUSY), or whose reply
+ * waited @waited_usec (0: did not wait) and went no further: what @uid
+ * holds, and the uids holding the most (the caller may hold nothing).
+ * Returns sd_bus_error_setf()'s negative errno.
+ */
+int delivery_set_busy_error(struct delivery *d, uid_t uid, uint64_t waited_usec, sd_bus_error *error);
 
 /** delivery_get_user() - what @uid has pinned and held now. */
 void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret);

@@ -43,7 +43,7 @@ void event_registry_done(struct event_registry *reg) {
                 if (!ev)
                         continue;
                 provider_link_event_remove(reg->link, ev->provider_event);
-                user_charges_release(reg->charges, ev->owner_uid, CHARGE_EVENTS, 1);
+                user_charge_deinit(&ev->owner_charge);
                 tdelete(ev, &reg->by_name, compare_by_name);
                 reg->by_index[i] = NULL;
                 broker_event_free(ev);
@@ -99,7 +99,8 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
         if (!ev)
                 return -ENOMEM;
         /* Admission (admission.h) decided: the owner's count only follows. */
-        r = user_charges_force(reg->charges, owner, CHARGE_EVENTS, 1);
+        user_charge_init(&ev->owner_charge, reg->charges, owner, CHARGE_EVENTS);
+        r = user_charge_force(&ev->owner_charge, 1);
         if (r < 0) {
                 free(ev);
                 return r;
@@ -110,7 +111,7 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
 
         r = provider_link_event_add(reg->link, def, &index, &ev->provider_event);
         if (r < 0) {
-                user_charges_release(reg->charges, owner, CHARGE_EVENTS, 1);
+                user_charge_deinit(&ev->owner_charge);
                 free(ev);
                 return r;
         }
@@ -122,7 +123,7 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
                 r = -ENOMEM;
         if (r < 0) {
                 provider_link_event_remove(reg->link, ev->provider_event);
-                user_charges_release(reg->charges, owner, CHARGE_EVENTS, 1);
+                user_charge_deinit(&ev->owner_charge);
                 free(ev);       /* @def stays the caller's */
                 return r;
         }
@@ -145,7 +146,7 @@ struct event_def *event_registry_remove_keep_def(struct event_registry *reg, str
         tdelete(ev, &reg->by_name, compare_by_name);
         reg->by_index[ev->status_index] = NULL;
         reg->n_events--;
-        user_charges_release(reg->charges, ev->owner_uid, CHARGE_EVENTS, 1);
+        user_charge_deinit(&ev->owner_charge);
         free(ev->store_line);
         free(ev);
         return def;

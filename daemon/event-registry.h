@@ -24,6 +24,7 @@
 struct broker_event {
         struct event_def *def;          /* owned; name is def->name */
         uid_t owner_uid;
+        struct user_charge owner_charge;        /* CHARGE_EVENTS: 1 of owner_uid's */
         uint32_t status_index;
         unsigned n_registrations;       /* active session registrations */
         /* Sessions with a write index bound to it, active or not: a write

@@ -19,7 +19,8 @@ int polkit_queue_add(struct polkit_queue *q, struct polkit_queue_entry *e, const
         *e = (struct polkit_queue_entry) { .request = request, .cookie = cookie, .uid = uid, .state = POLKIT_QUEUED };
         /* One user's flood waits behind its own share, never in front of
          * another user's check. */
-        r = user_charges_take(q->charges, uid, CHARGE_AUTHORIZATIONS, 1);
+        user_charge_init(&e->charge, q->charges, uid, CHARGE_AUTHORIZATIONS);
+        r = user_charge_take(&e->charge, 1);
         if (r < 0)
                 return r;
         e->sender = strdup(sender);
@@ -27,8 +28,8 @@ int polkit_queue_add(struct polkit_queue *q, struct polkit_queue_entry *e, const
         if (!e->sender || !e->action) {
                 free(e->sender);
                 free(e->action);
+                user_charge_deinit(&e->charge);
                 *e = (struct polkit_queue_entry) {};
-                user_charges_release(q->charges, uid, CHARGE_AUTHORIZATIONS, 1);
                 return -ENOMEM;
         }
         LIST_PREPEND(entries, q->entries, e);
@@ -41,7 +42,7 @@ void polkit_queue_remove(struct polkit_queue *q, struct polkit_queue_entry *e) {
         q->n--;
         if (e->state == POLKIT_SENT)
                 q->n_sent--;
-        user_charges_release(q->charges, e->uid, CHARGE_AUTHORIZATIONS, 1);
+        user_charge_deinit(&e->charge);
         free(e->sender);
         free(e->action);
         e->sender = e->action = NULL;

@@ -20,8 +20,7 @@
 #include <sys/types.h>
 
 #include "list.h"
-
-struct user_charges;
+#include "user-charges.h"
 
 enum polkit_queue_state {
         POLKIT_QUEUED,                  /* waiting for room to be sent */
@@ -40,6 +39,7 @@ struct polkit_queue_entry {
         char *sender;
         char *action;
         uid_t uid;
+        struct user_charge charge;      /* CHARGE_AUTHORIZATIONS: 1 of uid's */
         enum polkit_queue_state state;
 };
 

@@ -128,7 +128,10 @@ static int session_identified(struct session *s, sd_bus_error *error) {
         char holders[160];
         int r;
 
-        r = user_charges_take(reg->charges, s->uid, CHARGE_CONNECTIONS, 1);
+        user_charge_init(&s->connection_charge, reg->charges, s->uid, CHARGE_CONNECTIONS);
+        user_charge_init(&s->client_charge, reg->charges, s->uid, CHARGE_CLIENTS);
+        user_charge_init(&s->ring_charge, reg->charges, s->uid, CHARGE_RING_BYTES);
+        r = user_charge_take(&s->connection_charge, 1);
         if (r == -EUSERS || r == -EDQUOT || r == -ENOSPC) {
                 sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                   "uid %u holds its part (%" PRIu64 ") of the %u connections the broker serves, "
@@ -257,12 +260,12 @@ int session_open_provider(struct session *s) {
 
         if (s->provider_session)
                 return 0;
-        r = user_charges_take(reg->charges, s->uid, CHARGE_CLIENTS, 1);
+        r = user_charge_take(&s->client_charge, 1);
         if (r < 0)
                 return r == -ENOSPC ? -EDQUOT : r;      /* the pool is Clients=, checked at identification */
         r = provider_link_session_open(reg->link, &peer, &s->indexes, &s->provider_session);
         if (r < 0)
-                user_charges_release(reg->charges, s->uid, CHARGE_CLIENTS, 1);
+                user_charge_deinit(&s->client_charge);
         return r;
 }
 
@@ -273,7 +276,7 @@ int session_open_ring(struct session *s, uint32_t requested, uint32_t *ret_size)
 
         if (!s->provider_session || s->indexes.n_active == 0)
                 return -ENOENT;
-        if (s->ring_bytes > 0)
+        if (s->ring_charge.amount > 0)
                 return -EBUSY;
         /* The smallest ring must fit; which bound it misses tells the
          * caller whose memory is used up. */
@@ -285,25 +288,23 @@ int session_open_ring(struct session *s, uint32_t requested, uint32_t *ret_size)
                 return -ENOSPC;         /* the provider's own smallest ring is bigger */
         if (fd < 0)
                 return fd;
-        r = user_charges_take(reg->charges, s->uid, CHARGE_RING_BYTES, mapped);
+        r = user_charge_take(&s->ring_charge, mapped);
         if (r < 0) {
                 /* The provider mapped more than the room it was given. */
                 provider_link_session_ring_close(reg->link, s->provider_session);
                 safe_close(fd);
                 return r;
         }
-        s->ring_bytes = mapped;
         return fd;
 }
 
 static void session_close_ring(struct session *s) {
         struct session_registry *reg = s->registry;
 
-        if (s->ring_bytes == 0)
+        if (s->ring_charge.amount == 0)
                 return;
         provider_link_session_ring_close(reg->link, s->provider_session);
-        user_charges_release(reg->charges, s->uid, CHARGE_RING_BYTES, s->ring_bytes);
-        s->ring_bytes = 0;
+        user_charge_deinit(&s->ring_charge);
 }
 
 void session_gone(struct session_registry *reg, const char *bus_name) {
@@ -331,10 +332,10 @@ struct session *session_free(struct session *s) {
         if (s->provider_session) {
                 for (unsigned i = 0; i < s->n_granted; i++)
                         (void) provider_link_withdraw(reg->link, s->provider_session, s->granted[i]->provider_event);
-                user_charges_release(reg->charges, s->uid, CHARGE_RING_BYTES, s->ring_bytes);
                 provider_link_session_close(reg->link, s->provider_session);
-                user_charges_release(reg->charges, s->uid, CHARGE_CLIENTS, 1);
         }
+        user_charge_deinit(&s->ring_charge);
+        user_charge_deinit(&s->client_charge);
         for (size_t i = 0; i < s->indexes.n; i++) {
                 struct broker_event *ev = s->indexes.entries[i].event;
 
@@ -354,9 +355,8 @@ struct session *session_free(struct session *s) {
         free(s->waiting);       /* no reply: the caller left, or the broker stops */
         delivery_ledger_done(&s->ledger);
 
-        if (s->identified)
-                user_charges_release(reg->charges, s->uid, CHARGE_CONNECTIONS, 1);
-        else
+        user_charge_deinit(&s->connection_charge);
+        if (!s->identified)
                 reg->n_unidentified--;
         tdelete(s, &reg->by_bus_name, compare_by_bus_name);
         reg->n--;

@@ -39,6 +39,7 @@
 #include <systemd/sd-bus.h>
 
 #include "delivery.h"
+#include "user-charges.h"
 #include "providers/write-indexes.h"
 
 struct broker_event;
@@ -91,8 +92,11 @@ struct session {
         sd_bus_slot *identify_slot;     /* GetConnectionCredentials in flight */
         sd_bus_message **waiting;       /* until identified */
         unsigned n_waiting;
-        struct provider_session *provider_session;      /* from the first Register; charged CHARGE_CLIENTS */
-        uint64_t ring_bytes;            /* its ring's mapping, charged CHARGE_RING_BYTES; 0: no ring */
+        /* What it holds of the pools, from identification on (zeroed before). */
+        struct user_charge connection_charge;   /* CHARGE_CONNECTIONS: 1 */
+        struct user_charge client_charge;       /* CHARGE_CLIENTS: 1 while it has a provider session */
+        struct user_charge ring_charge;         /* CHARGE_RING_BYTES: its ring's mapping; 0: no ring */
+        struct provider_session *provider_session;      /* from the first Register */
         struct write_indexes indexes;   /* its provider session reads them */
         struct broker_event **granted;  /* Authorize: events it registers itself on its data file */
         unsigned n_granted;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <search.h>
@@ -203,6 +204,45 @@ void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind ki
         if (amount > 0 && a->held[kind] == 0 && counted_holder(a))
                 c->holders[kind]--;
         account_trim(c, a);
+}
+
+void user_charge_init(struct user_charge *ch, struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        *ch = (struct user_charge) { .charges = c, .uid = uid, .kind = kind };
+}
+
+int user_charge_take(struct user_charge *ch, uint64_t amount) {
+        int r;
+
+        assert(ch->charges);
+        r = user_charges_take(ch->charges, ch->uid, ch->kind, amount);
+        if (r < 0)
+                return r;
+        ch->amount += amount;
+        return 0;
+}
+
+int user_charge_force(struct user_charge *ch, uint64_t amount) {
+        int r;
+
+        assert(ch->charges);
+        r = user_charges_force(ch->charges, ch->uid, ch->kind, amount);
+        if (r < 0)
+                return r;
+        ch->amount += amount;
+        return 0;
+}
+
+void user_charge_release(struct user_charge *ch, uint64_t amount) {
+        if (amount > ch->amount)
+                amount = ch->amount;
+        if (amount == 0)
+                return;
+        user_charges_release(ch->charges, ch->uid, ch->kind, amount);
+        ch->amount -= amount;
+}
+
+void user_charge_deinit(struct user_charge *ch) {
+        user_charge_release(ch, ch->amount);
 }
 
 int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {

@@ -23,12 +23,12 @@
  * did, so that no runaway service of root fills the event table either.
  * docs/CONFIGURATION.md lists every pool, its share and where each is set.
  *
- * Charging is a pure decision (charge_decide()) over counters kept here; the
- * callers (sessions, the event registry, polkit, the broker for rings and
- * record streams, delivery for replies) charge when they hand something
- * out and release exactly what they charged when it comes back. No I/O, no
- * bus: tests/unit/test-user-charges.c covers every rule. Single-threaded,
- * like the event loop that calls it.
+ * Charging is a pure decision (charge_decide()) over counters kept here;
+ * the holders (sessions and their rings, the event registry, polkit
+ * checks, record streams, delivery for replies) each keep a struct
+ * user_charge that takes when they hand something out and gives back what
+ * it took when it comes back. No I/O, no bus: tests/unit/test-user-charges.c
+ * covers every rule. Single-threaded, like the event loop that calls it.
  */
 
 #include <stdbool.h>
@@ -194,6 +194,39 @@ int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind,
  * caller can never release more than the uid holds.
  */
 void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount);
+
+/*
+ * A charge: what one holder (a connection, a data session, its ring, an
+ * event, a polkit check, a record stream, a connection's replies) took of
+ * one pool for one uid. It remembers whose it is, of which pool and how
+ * much, so that giving it back names none of them again (dbus-broker's
+ * UserCharge): every holder releases through its own charge, and a holder
+ * freed releases exactly what it took. Zeroed or user_charge_init()ed, it
+ * holds nothing; user_charge_deinit() gives back all it holds and may be
+ * called again. Single-threaded, as the ledger.
+ */
+struct user_charge {
+        struct user_charges *charges;   /* NULL: zeroed, holds nothing */
+        uid_t uid;
+        enum charge_kind kind;
+        uint64_t amount;                /* held */
+};
+
+/** user_charge_init() - @ch holds nothing yet of @kind for @uid in @c
+ * (borrowed; must outlive what @ch holds). */
+void user_charge_init(struct user_charge *ch, struct user_charges *c, uid_t uid, enum charge_kind kind);
+/** user_charge_take() - @amount more, as user_charges_take() decides
+ * (its errors; nothing taken on error). @ch must be initialized. */
+int user_charge_take(struct user_charge *ch, uint64_t amount);
+/** user_charge_force() - @amount more whatever the bounds, as
+ * user_charges_force() (-ENOMEM). @ch must be initialized. */
+int user_charge_force(struct user_charge *ch, uint64_t amount);
+/** user_charge_release() - gives back @amount of what @ch holds, at most
+ * all of it. */
+void user_charge_release(struct user_charge *ch, uint64_t amount);
+/** user_charge_deinit() - gives back all @ch holds; it then holds nothing
+ * (initialized still, or zeroed: either may be called again). */
+void user_charge_deinit(struct user_charge *ch);
 
 /**
  * user_charges_take_rate() - one take of @kind for @uid, if its bucket

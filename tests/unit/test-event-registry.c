@@ -222,6 +222,11 @@ static struct session *session_of_uid(uid_t uid, int *ret_opened) {
         s->identified = true;
         s->uid = uid;
         s->pid = getpid();
+        /* As session_identified() sets them up; the connection is not
+         * charged (no bus). */
+        user_charge_init(&s->connection_charge, &charges, uid, CHARGE_CONNECTIONS);
+        user_charge_init(&s->client_charge, &charges, uid, CHARGE_CLIENTS);
+        user_charge_init(&s->ring_charge, &charges, uid, CHARGE_RING_BYTES);
         *ret_opened = session_open_provider(s);
         return s;
 }

@@ -623,7 +623,7 @@ START_TEST(test_ring_needs_a_registration_and_is_charged) {
         fd = session_open_ring(s, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd, 0);
         ck_assert_uint_eq(size, RING_DATA_MIN);
-        ck_assert_uint_eq(s->ring_bytes, RING_SIZE_MIN);
+        ck_assert_uint_eq(s->ring_charge.amount, RING_SIZE_MIN);
         ck_assert_uint_eq(user_charges_held(&charges, uid, CHARGE_RING_BYTES), RING_SIZE_MIN);
         ck_assert_int_eq(session_open_ring(s, RING_DATA_MIN, &size), -EBUSY);
         safe_close(fd);
@@ -631,7 +631,7 @@ START_TEST(test_ring_needs_a_registration_and_is_charged) {
         /* The last registration gone, the ring goes and its charge with
          * it; registered again, a ring may be opened again. */
         ck_assert_int_eq(session_unregister(s, wi), 0);
-        ck_assert_uint_eq(s->ring_bytes, 0);
+        ck_assert_uint_eq(s->ring_charge.amount, 0);
         ck_assert_uint_eq(user_charges_held(&charges, uid, CHARGE_RING_BYTES), 0);
         ck_assert_int_eq(session_register(s, ev, &wi), 0);
         fd = session_open_ring(s, RING_DATA_MIN, &size);
@@ -672,14 +672,14 @@ START_TEST(test_ring_within_share_and_pool) {
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_RING_BYTES), 3 * RING_SIZE_MIN);
         /* No room left for even the smallest ring in the uid's share. */
         ck_assert_int_eq(session_open_ring(a2, RING_DATA_MIN, &size), -EDQUOT);
-        ck_assert_uint_eq(a2->ring_bytes, 0);
+        ck_assert_uint_eq(a2->ring_charge.amount, 0);
 
         /* Another uid: one smallest ring is within its part of the five
          * left among the two holders, a second is not (user-charges.h). */
         fd2 = session_open_ring(b1, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd2, 0);
         ck_assert_int_eq(session_open_ring(b2, RING_DATA_MIN, &size), -EUSERS);
-        ck_assert_uint_eq(b2->ring_bytes, 0);
+        ck_assert_uint_eq(b2->ring_charge.amount, 0);
         ck_assert_uint_eq(charges.total[CHARGE_RING_BYTES], 4 * RING_SIZE_MIN);
 
         /* Given back: room again. */

@@ -221,6 +221,40 @@ START_TEST(test_release_is_exact_and_saturating) {
 }
 END_TEST
 
+/* A charge remembers whose it is, of what and how much: its holder
+ * gives it back without saying any of that again, never more than it took
+ * (another holder of the same uid keeps its own), and a refused take
+ * leaves it as it was. */
+START_TEST(test_charge_objects_release_what_they_took) {
+        struct charge_bounds bounds = test_bounds();
+        struct user_charge a, b, zeroed = {};
+        struct user_charges c;
+
+        user_charges_init(&c, &bounds);
+        user_charge_init(&a, &c, plain_uid(1), CHARGE_RING_BYTES);
+        user_charge_init(&b, &c, plain_uid(1), CHARGE_RING_BYTES);
+        ck_assert_int_eq(user_charge_take(&a, 10), 0);
+        ck_assert_int_eq(user_charge_take(&a, 5), 0);
+        ck_assert_int_eq(user_charge_force(&b, 3), 0);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(1), CHARGE_RING_BYTES), 18);
+        /* Over the uid's share of 25: refused, nothing taken. */
+        ck_assert_int_eq(user_charge_take(&a, 10), -EDQUOT);
+        ck_assert_uint_eq(a.amount, 15);
+        user_charge_release(&a, 4);
+        ck_assert_uint_eq(a.amount, 11);
+        /* More than it holds: only its own goes, b's stays. */
+        user_charge_release(&a, 1000);
+        ck_assert_uint_eq(a.amount, 0);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(1), CHARGE_RING_BYTES), 3);
+        user_charge_deinit(&b);
+        user_charge_deinit(&b);
+        user_charge_deinit(&zeroed);
+        ck_assert_uint_eq(c.total[CHARGE_RING_BYTES], 0);
+        ck_assert_uint_eq(c.n_accounts, 0);
+        user_charges_done(&c);
+}
+END_TEST
+
 START_TEST(test_accounts_go_when_empty) {
         struct charge_bounds bounds = test_bounds();
         struct user_charges c;
@@ -358,6 +392,7 @@ static Suite *user_charges_suite(void) {
         tcase_add_test(tc, test_one_uid_cannot_empty_a_pool);
         tcase_add_test(tc, test_root_exempt_from_share_not_pool);
         tcase_add_test(tc, test_release_is_exact_and_saturating);
+        tcase_add_test(tc, test_charge_objects_release_what_they_took);
         tcase_add_test(tc, test_accounts_go_when_empty);
         tcase_add_test(tc, test_lowered_bound_keeps_what_is_held);
         tcase_add_test(tc, test_rate_burst_then_per_minute);
