@@ -15,6 +15,9 @@
 #              DEB_BUILD_MAINT_OPTIONS=hardening=+all (-O2,
 #              _FORTIFY_SOURCE=2, stack protector, relro/now)
 #   clang      Debian's clang, the project's default build type
+#   clang-fuzz the libFuzzer targets, as tests/fuzz/run-fuzzers.sh builds
+#              them (clang, ASan + UBSan), so that a change to what they
+#              call fails here and not after the suites
 #
 # WORKDIR (default: build-check/ in the source tree) holds one build
 # directory per way, each removed once it has built.
@@ -68,4 +71,6 @@ build gcc-O3 CC=gcc meson setup "$work/gcc-O3" "$top" -Dbuildtype=release "${com
 build gcc-dpkg CC=gcc CFLAGS="$(deb_flags CFLAGS) $(deb_flags CPPFLAGS)" LDFLAGS="$(deb_flags LDFLAGS)" \
         meson setup "$work/gcc-dpkg" "$top" -Dbuildtype=plain "${common[@]}"
 build clang CC=clang meson setup "$work/clang" "$top" "${common[@]}"
+build clang-fuzz CC=clang meson setup "$work/clang-fuzz" "$top" -Dfuzz=true -Db_sanitize=address,undefined \
+        -Db_lundef=false -Dwerror=true -Dtests=disabled -Ddaemon=disabled
 echo "check-builds: every way compiled without a warning"

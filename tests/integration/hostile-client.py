@@ -107,8 +107,7 @@ def cmd_hold(address, n, command):
     ok = sum(1 for r in results if r['ok'])
     errors = sorted({r['error'] for r in results if not r['ok']})
     print(json.dumps({'ok': ok, 'errors': errors,
-                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3],
-                      'names': [str(c.get_unique_name()) for c in conns]}), end='')
+                      'messages': sorted({r['message'] for r in results if not r['ok']})[:3]}), end='')
     wait_stdin()
 
 
