@@ -29,6 +29,9 @@ packages=(
         # integration tests: private bus, clients in other languages, polkit
         dbus-daemon dbus-bin systemd libglib2.0-bin python3 python3-dbus python3-dbusmock
         python3-gi polkitd libxml2-utils util-linux nodejs
+        # the hostile tests again on a private dbus-broker (the machine's
+        # own system bus is left as it was: see below)
+        dbus-broker
         # LinuxTracepoints' C++ programs (tests/thirdparty, built with their own
         # CMake build: the EventHeader sample, perf-collect, perf-decode)
         cmake g++
@@ -107,8 +110,17 @@ add_backports() {
 }
 [ ${#missing_bp[@]} -eq 0 ] || add_backports
 
+# Installing dbus-broker makes it the system bus from the next boot on
+# (its postinst enables the dbus.service alias); the tests only run it
+# privately, so a machine whose bus was dbus-daemon keeps it.
+bus_alias=/etc/systemd/system/dbus.service
+bus_before="$(readlink "$bus_alias" 2>/dev/null || true)"
+
 apt-get update -q
 [ ${#missing[@]} -eq 0 ] || apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ -z "$bus_before" ] && [[ " ${missing[*]} " == *" dbus-broker "* ]]; then
+        systemctl disable -q dbus-broker.service
+fi
 for p in "${missing_bp[@]}"; do
         apt-get install -y -q --no-install-recommends "$p/bookworm-backports"
 done

@@ -26,6 +26,7 @@
 #include "fd-util.h"
 #include "name-reservation.h"
 #include "log.h"
+#include "macro.h"
 #include "message-ids.h"
 #include "polkit.h"
 #include "session.h"
@@ -150,11 +151,44 @@ static int reply_error_to(struct broker *b, struct session *s, sd_bus_message *m
 
 /* A call that would cost @cost is refused at once, before any work, when
  * its reply could neither go nor wait. */
+/* What building large replies may cost a uid (issue #31): ListEvents and
+ * GetStatus of a full table are hundreds of KiB each, and where the bus
+ * cannot tell the broker what it has not delivered (dbus-broker: no
+ * statistics) nothing else stopped one uid's thousands of unread calls
+ * from keeping the broker building them for 14 s ahead of root's
+ * GetStatus. Such a reply is built while its uid's bucket and that of all
+ * uids are not in debt, and is charged by its size once built
+ * (RATE_LARGE_REPLY_KIB). Root and the daemon's uid are exempt. */
+#define LARGE_REPLY_BYTES 4096u
+#define LARGE_REPLY_BURST_KIB 4096u             /* a dozen full ListEvents at once */
+#define LARGE_REPLY_KIB_PER_SEC 8192u           /* 8 MiB/s for one uid */
+#define LARGE_REPLY_ALL_BURST_KIB 16384u
+#define LARGE_REPLY_ALL_KIB_PER_SEC 65536u      /* 64 MiB/s for all uids together */
+
 static int check_deliverable(struct broker *b, struct session *s, struct delivery_cost cost, bool may_hold,
                              sd_bus_error *error) {
+        uint64_t wait_usec = 0;
+        int r;
+
         if (delivery_check(&s->ledger, cost, may_hold) == DELIVERY_REFUSE)
                 return refuse_undelivered(b, s, error);
-        return 0;
+        if (cost.bytes < LARGE_REPLY_BYTES)
+                return 0;
+        r = user_charges_rate_allowed(&b->charges, s->uid, RATE_LARGE_REPLY_KIB, &wait_usec);
+        if (r == -EDQUOT || r == -ENOSPC)
+                return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
+                                         "uid %u asked for more large replies (ListEvents, GetStatus) than the broker "
+                                         "builds for %s (%u MiB a second); try again in %" PRIu64 " ms",
+                                         (unsigned) s->uid, r == -EDQUOT ? "one user" : "all users together",
+                                         (r == -EDQUOT ? LARGE_REPLY_KIB_PER_SEC : LARGE_REPLY_ALL_KIB_PER_SEC) / 1024u,
+                                         wait_usec == UINT64_MAX ? UINT64_MAX : DIV_ROUND_UP(wait_usec, UINT64_C(1000)));
+        return r;
+}
+
+/* A large reply of @bytes was built for @s: its uid pays for it. */
+static void large_reply_built(struct broker *b, struct session *s, uint64_t bytes) {
+        if (bytes >= LARGE_REPLY_BYTES)
+                user_charges_rate_charge(&b->charges, s->uid, RATE_LARGE_REPLY_KIB, DIV_ROUND_UP(bytes, UINT64_C(1024)));
 }
 
 /* Every handler's result goes through here: refusals are logged, rate
@@ -328,7 +362,7 @@ static int take_new_event(struct broker *b, uid_t uid, const char *name, sd_bus_
         uint64_t wait_usec = 0;
         int r;
 
-        r = user_charges_take_rate(&b->charges, uid, RATE_NEW_EVENTS, &wait_usec);
+        r = user_charges_take_rate(&b->charges, uid, RATE_NEW_EVENTS, 1, &wait_usec);
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "cannot create event %s: uid %u creates new events too often (%u a minute "
@@ -749,7 +783,7 @@ static size_t list_events_reply_estimate(const struct broker *b) {
 static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct session *s;
-        size_t estimate = list_events_reply_estimate(b);
+        size_t estimate = list_events_reply_estimate(b), built = 0;
         int r;
 
         r = session_identify(&b->sessions, m, error, &s);
@@ -784,10 +818,13 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
                                           ev->n_registrations, broker_event_status(&b->registry, ev) != 0);
                 if (r < 0)
                         return r;
+                /* Two strings (length, NUL, padding) and three numbers. */
+                built += strlen(ev->def->name) + strlen(fields) + 32u;
         }
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
+        large_reply_built(b, s, built);
         r = delivery_send(&s->ledger, m, reply, (struct delivery_cost) { .bytes = estimate }, false);
         if (r == -EBUSY)
                 return refuse_undelivered(b, s, error);
@@ -832,6 +869,7 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         text = status_text(entries, n, STATUS_MAX_EVENTS);
         if (!text)
                 return -ENOMEM;
+        large_reply_built(b, s, strlen(text));
         return reply_with(b, s, m, (struct delivery_cost) { .bytes = estimate }, error, "s", text);
 }
 
@@ -1318,6 +1356,13 @@ static struct charge_bounds broker_charge_bounds(const struct broker *b, unsigne
         /* A program's whole set of events at once, then a steady trickle. */
         bounds.rate[RATE_NEW_EVENTS] = (struct rate_bound) { l->events_per_user, l->new_events_per_user_per_minute,
                                                              true };
+        bounds.rate[RATE_LARGE_REPLY_KIB] = (struct rate_bound) {
+                .burst = LARGE_REPLY_BURST_KIB,
+                .per_minute = LARGE_REPLY_KIB_PER_SEC * 60u,
+                .privileged_exempt = true,
+                .all_burst = LARGE_REPLY_ALL_BURST_KIB,
+                .all_per_minute = LARGE_REPLY_ALL_KIB_PER_SEC * 60u,
+        };
         return bounds;
 }
 

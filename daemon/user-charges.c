@@ -54,22 +54,29 @@ enum charge_verdict charge_decide(const struct charge_bound *bound, const struct
         return CHARGE_GRANTED;
 }
 
-bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
-                 uint64_t *ret_wait_usec) {
+bool rate_decide_n(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec, uint64_t takes,
+                   uint64_t *ret_wait_usec) {
         uint64_t room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
+        uint64_t need = takes <= UINT64_MAX / RATE_TAKE_UNITS ? takes * RATE_TAKE_UNITS : UINT64_MAX;
 
         bucket_refill(bound, bucket, now_usec);
-        if (bucket->used <= room && RATE_TAKE_UNITS <= room - bucket->used) {
-                bucket->used += RATE_TAKE_UNITS;
+        if (bucket->used <= room && need <= room - bucket->used) {
+                bucket->used += need;
                 return true;
         }
         if (ret_wait_usec) {
-                uint64_t short_by = bucket->used + RATE_TAKE_UNITS - room;
+                /* More than a full bucket never fits: no wait helps. */
+                uint64_t short_by = need > room ? UINT64_MAX : bucket->used - (room - need);
 
-                *ret_wait_usec = bound->per_minute ? (short_by + bound->per_minute - 1) / bound->per_minute
-                                                   : UINT64_MAX;
+                *ret_wait_usec = bound->per_minute && short_by != UINT64_MAX ?
+                                 (short_by + bound->per_minute - 1) / bound->per_minute : UINT64_MAX;
         }
         return false;
+}
+
+bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
+                 uint64_t *ret_wait_usec) {
+        return rate_decide_n(bound, bucket, now_usec, 1, ret_wait_usec);
 }
 
 uint64_t charge_default_share(uint64_t pool) {
@@ -245,8 +252,12 @@ void user_charge_deinit(struct user_charge *ch) {
         user_charge_release(ch, ch->amount);
 }
 
-int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {
+int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes,
+                           uint64_t *ret_wait_usec) {
         const struct rate_bound *bound = &c->bounds.rate[kind];
+        const struct rate_bound all = { .burst = bound->all_burst, .per_minute = bound->all_per_minute };
+        struct token_bucket mine, everyone = c->all_rate[kind];
+        uint64_t now = c->now_usec();
         struct user_account *a;
 
         if (bound->privileged_exempt && bus_caller_privileged(uid))
@@ -254,9 +265,73 @@ int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kin
         a = account_get(c, uid);
         if (!a)
                 return -ENOMEM;
-        if (!rate_decide(bound, &a->rate[kind], c->now_usec(), ret_wait_usec))
-                return -EDQUOT;         /* kept: it has taken from its bucket */
+        /* Decided on copies: both buckets give, or neither does. */
+        mine = a->rate[kind];
+        if (!rate_decide_n(bound, &mine, now, takes, ret_wait_usec)) {
+                a->rate[kind] = mine;           /* refilled; kept: it has taken from its bucket */
+                return -EDQUOT;
+        }
+        if (bound->all_burst > 0 && !rate_decide_n(&all, &everyone, now, takes, ret_wait_usec))
+                return -ENOSPC;
+        a->rate[kind] = mine;
+        c->all_rate[kind] = everyone;
         return 0;
+}
+
+/* How long until @bucket holds less than @bound's burst: 0 when it does. */
+static uint64_t bucket_debt_wait(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec) {
+        uint64_t room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
+
+        bucket_refill(bound, bucket, now_usec);
+        if (bucket->used < room)
+                return 0;
+        return bound->per_minute ? (bucket->used - room) / bound->per_minute + 1 : UINT64_MAX;
+}
+
+int user_charges_rate_allowed(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {
+        const struct rate_bound *bound = &c->bounds.rate[kind];
+        const struct rate_bound all = { .burst = bound->all_burst, .per_minute = bound->all_per_minute };
+        uint64_t now = c->now_usec(), wait;
+        struct user_account *a;
+
+        if (bound->privileged_exempt && bus_caller_privileged(uid))
+                return 0;
+        a = account_get(c, uid);
+        if (!a)
+                return -ENOMEM;
+        wait = bucket_debt_wait(bound, &a->rate[kind], now);
+        if (wait > 0) {
+                *ret_wait_usec = wait;
+                return -EDQUOT;
+        }
+        if (bound->all_burst > 0) {
+                wait = bucket_debt_wait(&all, &c->all_rate[kind], now);
+                if (wait > 0) {
+                        *ret_wait_usec = wait;
+                        return -ENOSPC;
+                }
+        }
+        return 0;
+}
+
+static void bucket_charge(struct token_bucket *bucket, uint64_t takes) {
+        uint64_t units = takes <= UINT64_MAX / RATE_TAKE_UNITS ? takes * RATE_TAKE_UNITS : UINT64_MAX;
+
+        bucket->used = units <= UINT64_MAX - bucket->used ? bucket->used + units : UINT64_MAX;
+}
+
+void user_charges_rate_charge(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes) {
+        const struct rate_bound *bound = &c->bounds.rate[kind];
+        struct user_account *a;
+
+        if (bound->privileged_exempt && bus_caller_privileged(uid))
+                return;
+        a = account_find(c, uid);       /* user_charges_rate_allowed() made it */
+        if (!a)
+                return;
+        bucket_charge(&a->rate[kind], takes);
+        if (bound->all_burst > 0)
+                bucket_charge(&c->all_rate[kind], takes);
 }
 
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind) {

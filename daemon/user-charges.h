@@ -63,6 +63,7 @@ struct charge_bound {
  */
 enum rate_kind {
         RATE_NEW_EVENTS,                /* events created: NewEventsPerUserPerMinute=, burst EventsPerUser= */
+        RATE_LARGE_REPLY_KIB,           /* KiB of large replies built (ListEvents, GetStatus) */
         _RATE_KIND_MAX,
 };
 
@@ -70,6 +71,10 @@ struct rate_bound {
         uint64_t burst;                 /* taken at once from a full bucket */
         uint64_t per_minute;            /* refilled */
         bool privileged_exempt;
+        /* All uids together (root and the daemon's aside when exempt), as
+         * a bucket of its own; burst 0: no such bound. */
+        uint64_t all_burst;
+        uint64_t all_per_minute;
 };
 
 /* Zeroed: full. What was taken, in 1/60,000,000 of a take (a take is
@@ -145,6 +150,10 @@ enum charge_verdict charge_decide(const struct charge_bound *bound, const struct
  */
 bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
                  uint64_t *ret_wait_usec);
+/** rate_decide_n() - rate_decide() of @takes takes at once (0 always
+ * passes): all of them or none. */
+bool rate_decide_n(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec, uint64_t takes,
+                   uint64_t *ret_wait_usec);
 
 /* A share of a fixed fraction of its pool: the default when none is
  * configured. At least 1 when the pool has room for anything. */
@@ -155,6 +164,7 @@ struct user_charges {
         void *by_uid;                   /* tsearch() tree of struct user_account; none holding nothing */
         uint64_t total[_CHARGE_KIND_MAX];
         uint64_t holders[_CHARGE_KIND_MAX];     /* uids holding some of each, root and the daemon's aside */
+        struct token_bucket all_rate[_RATE_KIND_MAX];   /* every uid's takes (struct rate_bound's all_*) */
         struct charge_bounds bounds;
         unsigned n_accounts;
         uint64_t (*now_usec)(void);     /* CLOCK_MONOTONIC; tests set their own */
@@ -229,15 +239,33 @@ void user_charge_release(struct user_charge *ch, uint64_t amount);
 void user_charge_deinit(struct user_charge *ch);
 
 /**
- * user_charges_take_rate() - one take of @kind for @uid, if its bucket
- * allows (rate_decide(); exempt: root and the daemon's uid when the bound
- * says so).
+ * user_charges_take_rate() - @takes takes of @kind for @uid, if its bucket
+ * and the bucket of all uids together allow them both (rate_decide_n();
+ * exempt: root and the daemon's uid when the bound says so); from both, or
+ * from neither.
  *
- * Returns 0; -EDQUOT when too soon, with *@ret_wait_usec how long until it
- * would not be; -ENOMEM. A uid's bucket is kept while it holds anything or
- * has taken from it lately, so leaving and coming back does not refill it.
+ * Returns 0; -EDQUOT when too soon for the uid, -ENOSPC when too soon for
+ * all users together, with *@ret_wait_usec how long until it would not be;
+ * -ENOMEM. A uid's bucket is kept while it holds anything or has taken
+ * from it lately, so leaving and coming back does not refill it.
  */
-int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec);
+int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes,
+                           uint64_t *ret_wait_usec);
+
+/**
+ * user_charges_rate_allowed() - whether @uid may start something of @kind
+ * whose cost is known only once done: its bucket and that of all uids
+ * together are not in debt (user_charges_rate_charge()). Returns 0,
+ * -EDQUOT (the uid's) or -ENOSPC (all users'), with *@ret_wait_usec until
+ * it would be; -ENOMEM. Exempt as user_charges_take_rate().
+ */
+int user_charges_rate_allowed(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec);
+/**
+ * user_charges_rate_charge() - @takes takes of @kind for what @uid was
+ * allowed and has done: taken from both buckets even beyond them (a debt
+ * the refill pays before the next is allowed).
+ */
+void user_charges_rate_charge(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes);
 
 /** user_charges_exempt() - whether @uid has no share of @kind. */
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind);

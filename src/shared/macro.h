@@ -21,3 +21,11 @@
                 !__builtin_types_compatible_p(__typeof__(x), __typeof__(&*(x))), \
                 sizeof(x) / sizeof((x)[0]),                             \
                 (void) 0))
+
+/* @n divided by @d, rounded up; unsigned, @n evaluated once, no overflow. */
+#define DIV_ROUND_UP(n, d)                                              \
+        __extension__({                                                 \
+                __typeof__(n) _n = (n);                                 \
+                __typeof__(d) _d = (d);                                 \
+                _n / _d + (_n % _d != 0);                               \
+        })
