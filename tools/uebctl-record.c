@@ -226,16 +226,23 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
                 }
                 strbuf_append(sb, "\"fields\":");
                 r = def ? event_decode_json(def, payload, payload_len, sb) : -ENOENT;
-                if (eventheader && reason) {
-                        strbuf_append(sb, ",\"eventheader_error\":");
-                        json_append_string(sb, reason, strlen(reason));
-                }
                 if (r < 0) {
                         /* Not decodable with the definition we know (the
                          * event was re-created with other fields?). */
                         strbuf_append(sb, "null,\"raw\":\"");
                         event_decode_hex(sb, payload, payload_len);
                         strbuf_append_c(sb, '"');
+                }
+                if (eventheader && reason) {
+                        strbuf_append(sb, ",\"eventheader_error\":");
+                        json_append_string(sb, reason, strlen(reason));
+                        /* The bytes past the header fields, for whoever
+                         * wants to look. */
+                        if (r >= 0) {
+                                strbuf_append(sb, ",\"raw\":\"");
+                                event_decode_hex(sb, payload, payload_len);
+                                strbuf_append_c(sb, '"');
+                        }
                 }
                 strbuf_append_c(sb, '}');
         } else {
