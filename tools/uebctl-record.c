@@ -32,7 +32,10 @@
 #include "event-decode.h"
 #include "event-def.h"
 #include "event-pattern.h"
+#include "eventheader-decode.h"
+#include "eventheader-format.h"
 #include "fd-util.h"
+#include "macro.h"
 #include "json-string.h"
 #include "record-stream.h"
 #include "strbuf.h"
@@ -161,6 +164,28 @@ static void append_time(struct strbuf *sb, uint64_t ns, unsigned digits) {
         strbuf_printf(sb, "%s.%0*" PRIu64 "Z", text, (int) digits, fraction);
 }
 
+/* Registered with EventHeader's fields ("u8 eventheader_flags; u8 version;
+ * u16 id; u16 tag; u8 opcode; u8 level"): its records are decoded as
+ * EventHeader events (eventheader-format.h), whatever provider they come
+ * from. */
+static bool def_is_eventheader(const struct event_def *def) {
+        static const struct {
+                const char *name;
+                uint32_t size;
+        } want[] = {
+                { "eventheader_flags", 1 }, { "version", 1 }, { "id", 2 },
+                { "tag", 2 },               { "opcode", 1 },  { "level", 1 },
+        };
+
+        if (!def || def->n_fields != ELEMENTSOF(want))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                if (def->fields[i].kind != EVENT_FIELD_SCALAR || def->fields[i].size != want[i].size ||
+                    def->fields[i].is_signed || strcmp(def->fields[i].name, want[i].name) != 0)
+                        return false;
+        return true;
+}
+
 /* Formats one record, checked by the caller, into @sb (JSON: one compact
  * document, no newline). */
 static void format_record(const struct event_def *def, const struct ueb_record_header *h, const uint8_t *msg,
@@ -169,6 +194,8 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
         const char *name = (const char *) msg + sizeof(*h);
         const uint8_t *payload = msg + sizeof(*h) + h->name_len;
         size_t payload_len = len - sizeof(*h) - h->name_len;
+        bool eventheader = def_is_eventheader(def);
+        const char *reason = NULL;
         int r;
 
         if (json) {
@@ -188,7 +215,16 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
                 strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",
                               kernel ? "written" : "received", h->timestamp_ns);
                 append_time(sb, h->timestamp_ns, 9);
-                strbuf_append(sb, "\",\"fields\":");
+                strbuf_append(sb, "\",");
+                /* EventHeader: the event's own fields and its header's
+                 * meaning; if it does not hold together, the raw header
+                 * fields as for any event, and why. */
+                if (eventheader &&
+                    eventheader_format_json(name, h->name_len, payload, payload_len, sb, &reason) >= 0) {
+                        strbuf_append_c(sb, '}');
+                        return;
+                }
+                strbuf_append(sb, "\"fields\":");
                 r = def ? event_decode_json(def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {
                         /* Not decodable with the definition we know (the
@@ -196,6 +232,17 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
                         strbuf_append(sb, "null,\"raw\":\"");
                         event_decode_hex(sb, payload, payload_len);
                         strbuf_append_c(sb, '"');
+                }
+                if (eventheader && reason) {
+                        strbuf_append(sb, ",\"eventheader_error\":");
+                        json_append_string(sb, reason, strlen(reason));
+                        /* The bytes past the header fields, for whoever
+                         * wants to look. */
+                        if (r >= 0) {
+                                strbuf_append(sb, ",\"raw\":\"");
+                                event_decode_hex(sb, payload, payload_len);
+                                strbuf_append_c(sb, '"');
+                        }
                 }
                 strbuf_append_c(sb, '}');
         } else {
@@ -213,9 +260,20 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
                 /* The name is a validated identifier, but print it safely. */
                 text_escape_append(sb, name, h->name_len, TEXT_ESCAPE_TERMINAL);
                 strbuf_append(sb, ": ");
+                if (eventheader &&
+                    eventheader_format_text(name, h->name_len, payload, payload_len, sb, &reason) >= 0) {
+                        strbuf_append_c(sb, '\n');
+                        return;
+                }
                 r = def ? event_decode_text(def, payload, payload_len, sb) : -ENOENT;
                 if (r < 0) {
                         strbuf_printf(sb, "(%zu bytes not decodable: ", payload_len);
+                        event_decode_hex(sb, payload, payload_len);
+                        strbuf_append_c(sb, ')');
+                }
+                if (eventheader && reason) {
+                        /* Then the rest of the payload, undecoded. */
+                        strbuf_printf(sb, " (not a valid EventHeader event: %s; %zu bytes: ", reason, payload_len);
                         event_decode_hex(sb, payload, payload_len);
                         strbuf_append_c(sb, ')');
                 }

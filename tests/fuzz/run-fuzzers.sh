@@ -18,7 +18,7 @@ esac
 
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$src/build-fuzz}"
-targets=(fuzz-event-parse fuzz-event-validate fuzz-event-encode fuzz-ring-read)
+targets=(fuzz-event-parse fuzz-event-validate fuzz-event-encode fuzz-ring-read fuzz-eventheader)
 
 if [ ! -f "$build/build.ninja" ]; then
         CC=clang meson setup "$build" "$src" \

@@ -272,6 +272,34 @@ out="$("$UEBCTL" delete ctl_ev 2>&1)"; rc=$?
 check "delete twice fails" "1" "$rc"
 echo "$out" | grep -q "org.uebroker1.Error.NoSuchEvent" && ok "NoSuchEvent" || fail "NoSuchEvent: $out"
 
+# An EventHeader tracepoint (issue #38) whose header says extension blocks
+# follow, with none there: the raw header fields, and why, in text and JSON.
+EH='ctl_Bad_L4K1 u8 eventheader_flags; u8 version; u16 id; u16 tag; u8 opcode; u8 level'
+record_start "$dir/eh.txt" --count=1 ctl_Bad_L4K1
+"$UEBCTL" emit "$EH" eventheader_flags=7 version=0 id=0 tag=0 opcode=0 level=4 >/dev/null || fail "eventheader emit"
+record_end
+check "malformed EventHeader shown raw with the reason" \
+        "[uid $uid pid P] ctl_Bad_L4K1: eventheader_flags=7 version=0 id=0 tag=0 opcode=0 level=4 (not a valid EventHeader event: an extension block's header runs past the record; 8 bytes: 0700000000000004)" \
+        "$(mask_pid "$dir/eh.txt")"
+record_start "$dir/eh.json" --json --count=1 ctl_Bad_L4K1
+"$UEBCTL" emit "$EH" eventheader_flags=7 version=0 id=0 tag=0 opcode=0 level=4 >/dev/null || fail "eventheader emit (json)"
+record_end
+python3 - "$dir/eh.json" <<'PY' && ok "malformed EventHeader in JSON: raw fields and the reason" || fail "eventheader JSON: $(cat "$dir/eh.json")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+assert r["fields"] == {"eventheader_flags": 7, "version": 0, "id": 0, "tag": 0, "opcode": 0, "level": 4}, r
+assert r["eventheader_error"] == "an extension block's header runs past the record", r
+assert r["raw"] == "0700000000000004", r
+PY
+# The same header without the extension flag: a decoded event of no fields.
+record_start "$dir/eh-ok.txt" --count=1 ctl_Bad_L4K1
+"$UEBCTL" emit "$EH" eventheader_flags=3 version=1 id=5 tag=0 opcode=0 level=4 >/dev/null || fail "eventheader emit (plain)"
+record_end
+check "EventHeader without metadata decoded" \
+        "[uid $uid pid P] ctl_Bad_L4K1: ctl_Bad:(no metadata) level=4 keyword=0x1 id=5 version=1 data=0x" \
+        "$(mask_pid "$dir/eh-ok.txt")"
+"$UEBCTL" delete ctl_Bad_L4K1 || fail "delete ctl_Bad_L4K1"
+
 # Bus options: --bus-address overrides the environment.
 out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" --bus-address="$UEBROKER_BUS_ADDRESS" status)" &&
         ok "--bus-address" || fail "--bus-address: $out"

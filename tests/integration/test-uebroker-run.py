@@ -25,6 +25,7 @@ broker of broker-harness.sh (--polkit-mock, embedded provider):
 Needs root (to run as another user) and setpriv; exits 77 otherwise.
 """
 
+import json
 import os
 import queue
 import re
@@ -257,8 +258,10 @@ class UebrokerRunTest(unittest.TestCase):
         sample = os.environ.get('EVENTHEADER_PROVIDER_SAMPLE')
         if not sample:
             self.skipTest(os.environ.get('LINUXTRACEPOINTS_MISSING', 'EVENTHEADER_PROVIDER_SAMPLE is not set'))
-        # Two iterations (enter, then x), each writing Event1 and Event2.
+        # Two iterations (enter, then x), each writing Event1 and Event2;
+        # recorded as text and as JSON at once (issue #38: decoded).
         rec = recorder('MyProviderName_*', 'OtherProviderName_*', n=4)
+        rec_json = recorder('--json=short', 'MyProviderName_*', 'OtherProviderName_*', n=4)
         program = None
         try:
             time.sleep(1)       # recording: new events are enabled at once
@@ -267,8 +270,9 @@ class UebrokerRunTest(unittest.TestCase):
             stdout, stderr = program.communicate('\nx\n', timeout=60)
             self.assertEqual(program.returncode, 0, stderr)
             recorded, err = rec.communicate(timeout=30)
+            recorded_json, err_json = rec_json.communicate(timeout=30)
         finally:
-            for proc in filter(None, (program, rec)):
+            for proc in filter(None, (program, rec, rec_json)):
                 if proc.poll() is None:
                     proc.kill()
                     proc.communicate()
@@ -281,13 +285,36 @@ class UebrokerRunTest(unittest.TestCase):
         listed = events()
         for name in ('MyProviderName_L4K1', 'OtherProviderName_L5K23Gmygroup'):
             self.assertEqual(listed[name][:2], (header, BIN_UID), listed)
-        # Each record: flags 7 (64-bit pointers, little-endian, extension
-        # follows), the event's level; two of each event.
-        for name, level in (('MyProviderName_L4K1', 4), ('OtherProviderName_L5K23Gmygroup', 5)):
+        # Each record decoded as the sample wrote it (provider-sample.cpp):
+        # the event's name and fields after the tracepoint's name, as
+        # perf-decode shows them.
+        arg0 = sample
+        for name, want in (('MyProviderName_L4K1',
+                            [f'MyProviderName:Event1 level=4 keyword=0x1 ArgC=1 '
+                             f'Structure={{ArgCount=1 Arg0={arg0}}} iteration={i}' for i in (1, 2)]),
+                           ('OtherProviderName_L5K23Gmygroup',
+                            [f'OtherProviderName:Event2 level=5 keyword=0x23 group=mygroup iteration={i} '
+                             f'__null= argv0={arg0} struct={{cargv0={arg0}}} '
+                             f'bin=0x{arg0[:2].encode().hex()} vchar=[{arg0[0]},{arg0[1]}] '
+                             f'cchar=[{arg0[0]},{arg0[1]}]' for i in (1, 2)])):
             lines = re.findall(rf'^\[received \S+ uid {BIN_UID} pid {program.pid}\] {name}: (.*)$', recorded, re.M)
-            self.assertEqual(lines, [f'eventheader_flags=7 version=0 id=0 tag=0 opcode=0 level={level}'] * 2,
-                             recorded)
-
+            self.assertEqual(lines, want, recorded)
+        docs = [json.loads(line) for line in recorded_json.splitlines()]
+        self.assertEqual(len(docs), 4, recorded_json)
+        event1 = [d for d in docs if d['name'] == 'MyProviderName_L4K1']
+        self.assertEqual([d['fields'] for d in event1],
+                         [{'ArgC': 1, 'Structure': {'ArgCount': 1, 'Arg0': arg0}, 'iteration': i} for i in (1, 2)],
+                         recorded_json)
+        self.assertEqual(event1[0]['eventheader'],
+                         {'provider': 'MyProviderName', 'event': 'Event1', 'level': 4, 'keyword': '0x1',
+                          'opcode': 0, 'tag': 0, 'id': 0, 'version': 0, 'flags': 7}, recorded_json)
+        event2 = [d for d in docs if d['name'] == 'OtherProviderName_L5K23Gmygroup']
+        self.assertEqual(event2[1]['fields'],
+                         {'iteration': 2, '__null': '', 'argv0': arg0,
+                          'struct': {'cargv0': arg0}, 'bin': ' '.join(f'{b:02x}' for b in arg0[:2].encode()),
+                          'vchar;tag=0x7B': [arg0[0], arg0[1]], 'cchar': [arg0[0], arg0[1]]},
+                         recorded_json)
+        self.assertEqual(event2[1]['eventheader']['group'], 'mygroup', recorded_json)
 
     def test_6_status_file(self):
         # A program reading user_events_status gets the broker's status
