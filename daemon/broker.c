@@ -1150,33 +1150,70 @@ static int property_get_delivery(sd_bus *bus, const char *path, const char *inte
 
 /* The pools of user-charges.h a client draws from: what all users hold,
  * the pool's bound and one uid's share. */
+/* The pools as the Pools and PoolHolders properties name them. */
+static const struct {
+        const char *key;
+        enum charge_kind kind;
+} pools[] = {
+        { "connections", CHARGE_CONNECTIONS },
+        { "clients", CHARGE_CLIENTS },
+        { "events", CHARGE_EVENTS },
+        { "authorizations", CHARGE_AUTHORIZATIONS },
+        { "ring-bytes", CHARGE_RING_BYTES },
+        { "record-streams", CHARGE_RECORD_STREAMS },
+        { "reply-fds", CHARGE_REPLY_FDS },
+        { "reply-bytes", CHARGE_REPLY_BYTES },
+        { "replies-held", CHARGE_REPLIES_HELD },
+};
+
 static int property_get_pools(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        static const struct {
-                const char *key;
-                enum charge_kind kind;
-        } pools[] = {
-                { "connections", CHARGE_CONNECTIONS },
-                { "clients", CHARGE_CLIENTS },
-                { "events", CHARGE_EVENTS },
-                { "authorizations", CHARGE_AUTHORIZATIONS },
-                { "ring-bytes", CHARGE_RING_BYTES },
-                { "record-streams", CHARGE_RECORD_STREAMS },
-                { "reply-fds", CHARGE_REPLY_FDS },
-                { "reply-bytes", CHARGE_REPLY_BYTES },
-                { "replies-held", CHARGE_REPLIES_HELD },
-        };
         struct broker *b = userdata;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(sttt)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(pools); i++) {
                 const struct charge_bound *bound = &b->charges.bounds.kind[pools[i].kind];
 
                 r = sd_bus_message_append(reply, "(sttt)", pools[i].key, b->charges.total[pools[i].kind], bound->pool,
                                           bound->share);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+/* Who holds the most of each pool that anyone holds: its key, how many
+ * uids hold some, and the largest (uid, held), at most CHARGE_TOP_HOLDERS.
+ * `uebctl status` shows it; a refusal names the same uids. */
+static int property_get_pool_holders(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        struct broker *b = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sta(ut))");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(pools); i++) {
+                struct charge_holder top[CHARGE_TOP_HOLDERS];
+                size_t n;
+                uint64_t all = user_charges_top_holders(&b->charges, pools[i].kind, top, &n);
+
+                if (all == 0)
+                        continue;
+                r = sd_bus_message_open_container(reply, 'r', "sta(ut)");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "st", pools[i].key, all);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(reply, 'a', "(ut)");
+                for (size_t k = 0; r >= 0 && k < n; k++)
+                        r = sd_bus_message_append(reply, "(ut)", (uint32_t) top[k].uid, top[k].held);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
                 if (r < 0)
                         return r;
         }
@@ -1192,6 +1229,7 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_PROPERTY("RecordCounters", "a{st}", property_get_record_counters, 0, 0),
         SD_BUS_PROPERTY("Delivery", "a{st}", property_get_delivery, 0, 0),
         SD_BUS_PROPERTY("Pools", "a(sttt)", property_get_pools, 0, 0),
+        SD_BUS_PROPERTY("PoolHolders", "a(sta(ut))", property_get_pool_holders, 0, 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
                                  SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),

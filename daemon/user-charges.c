@@ -372,7 +372,7 @@ uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_
 
 struct holders_walk {
         enum charge_kind kind;
-        const struct user_account *top[3];
+        const struct user_account *top[CHARGE_TOP_HOLDERS];
         uint64_t n;
 };
 
@@ -384,8 +384,8 @@ static void holders_visit(const void *node, VISIT which, void *userdata) {
         if ((which != postorder && which != leaf) || a->held[w->kind] == 0)
                 return;
         w->n++;
-        /* Insertion into the three largest, largest first. */
-        for (unsigned i = 0; i < 3 && carry; i++)
+        /* Insertion into the largest, largest first. */
+        for (unsigned i = 0; i < CHARGE_TOP_HOLDERS && carry; i++)
                 if (!w->top[i] || carry->held[w->kind] > w->top[i]->held[w->kind]) {
                         const struct user_account *t = w->top[i];
 
@@ -394,28 +394,41 @@ static void holders_visit(const void *node, VISIT which, void *userdata) {
                 }
 }
 
-const char *user_charges_holders_text(const struct user_charges *c, enum charge_kind kind, char *buf, size_t size) {
+uint64_t user_charges_top_holders(const struct user_charges *c, enum charge_kind kind,
+                                  struct charge_holder ret[CHARGE_TOP_HOLDERS], size_t *ret_n) {
         struct holders_walk w = { .kind = kind };
-        size_t at = 0;
+        size_t n = 0;
+
+        twalk_r(c->by_uid, holders_visit, &w);
+        for (; n < CHARGE_TOP_HOLDERS && w.top[n]; n++)
+                ret[n] = (struct charge_holder) { .uid = w.top[n]->uid, .held = w.top[n]->held[kind] };
+        *ret_n = n;
+        return w.n;
+}
+
+const char *user_charges_holders_text(const struct user_charges *c, enum charge_kind kind, char *buf, size_t size) {
+        struct charge_holder top[CHARGE_TOP_HOLDERS];
+        size_t at = 0, n;
+        uint64_t all;
 
         if (size == 0)
                 return buf;
         buf[0] = '\0';
-        twalk_r(c->by_uid, holders_visit, &w);
-        if (w.n == 0) {
+        all = user_charges_top_holders(c, kind, top, &n);
+        if (all == 0) {
                 snprintf(buf, size, "nobody");
                 return buf;
         }
-        for (unsigned i = 0; i < 3 && w.top[i] && at < size; i++) {
+        for (size_t i = 0; i < n && at < size; i++) {
                 int k = snprintf(buf + at, size - at, "%suid %u (%" PRIu64 ")", i ? ", " : "",
-                                 (unsigned) w.top[i]->uid, w.top[i]->held[kind]);
+                                 (unsigned) top[i].uid, top[i].held);
 
                 if (k < 0)
                         break;
                 at += (size_t) k;
         }
-        if (w.n > 3 && at < size)
-                snprintf(buf + at, size - at, " and %" PRIu64 " more uid%s", w.n - 3, w.n - 3 == 1 ? "" : "s");
+        if (all > n && at < size)
+                snprintf(buf + at, size - at, " and %" PRIu64 " more uid%s", all - n, all - n == 1 ? "" : "s");
         return buf;
 }
 

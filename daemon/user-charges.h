@@ -278,6 +278,23 @@ uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_
  * its share's and the pool's rest (the pool's alone when exempt). */
 uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_kind kind);
 
+/* A uid and what it holds of a pool. */
+struct charge_holder {
+        uid_t uid;
+        uint64_t held;
+};
+
+#define CHARGE_TOP_HOLDERS 3u
+
+/**
+ * user_charges_top_holders() - the uids holding the most of @kind, at most
+ * CHARGE_TOP_HOLDERS, the largest first, into @ret (*@ret_n of them).
+ * Returns how many uids hold some of it in all, root's and the daemon's
+ * included. O(uids); for a refusal or `uebctl status`, not a hot path.
+ */
+uint64_t user_charges_top_holders(const struct user_charges *c, enum charge_kind kind,
+                                  struct charge_holder ret[CHARGE_TOP_HOLDERS], size_t *ret_n);
+
 /**
  * user_charges_holders_text() - who holds most of @kind, for a refusal:
  * "uid 1001 (12), uid 1002 (12), uid 7 (4) and 2 more uids", at most three

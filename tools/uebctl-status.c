@@ -125,6 +125,52 @@ static int print_pools(sd_bus *bus) {
         return 0;
 }
 
+/* The PoolHolders property: who holds the most of each pool held at all.
+ * Nothing from an older broker. */
+static int print_pool_holders(sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *key;
+        uint64_t n_uids;
+        int r;
+
+        r = sd_bus_get_property(bus, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, "PoolHolders", &error,
+                                &reply, "a(sta(ut))");
+        if (r < 0)
+                return sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_PROPERTY) ? 0 :
+                       uebctl_call_failed("PoolHolders", r, &error);
+        r = sd_bus_message_enter_container(reply, 'a', "(sta(ut))");
+        if (r > 0)
+                printf("\nWho holds them (uids holding some; the most, by uid):\n");
+        while (r > 0 && (r = sd_bus_message_enter_container(reply, 'r', "sta(ut)")) > 0) {
+                uint32_t uid;
+                uint64_t held;
+                unsigned shown = 0;
+
+                r = sd_bus_message_read(reply, "st", &key, &n_uids);
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(reply, 'a', "(ut)");
+                if (r < 0)
+                        break;
+                printf("  %-16s %" PRIu64 " uid%s:", key, n_uids, n_uids == 1 ? "" : "s");
+                while ((r = sd_bus_message_read(reply, "(ut)", &uid, &held)) > 0)
+                        printf("%s uid %" PRIu32 " (%" PRIu64 ")", shown++ ? "," : "", uid, held);
+                printf("%s\n", n_uids > shown ? ", ..." : "");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        break;
+                r = 1;
+        }
+        if (r < 0) {
+                fprintf(stderr, "error: PoolHolders: unexpected reply\n");
+                return 1;
+        }
+        return 0;
+}
+
 static int print_status_text(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -144,7 +190,9 @@ static int print_status_text(sd_bus *bus) {
         r = print_record_counters(bus);
         if (r == 0)
                 r = print_delivery(bus);
-        return r != 0 ? r : print_pools(bus);
+        if (r == 0)
+                r = print_pools(bus);
+        return r != 0 ? r : print_pool_holders(bus);
 }
 
 static void append_event_text(struct strbuf *sb, const struct uebctl_event_info *e) {

@@ -592,6 +592,17 @@ class HostileTest(unittest.TestCase):
             self.assertServed('four_uids')
             out = run_as(0, 'victim', 3, 'root_four', timeout=200)
             self.assertEqual(out['ok'], 3, out)
+            # uebctl status says who holds what (PoolHolders): the four
+            # uids hold the connections with registrations, the most named.
+            status = subprocess.run([os.environ['UEBCTL'], 'status'], capture_output=True, text=True, timeout=60,
+                                    env=dict(os.environ, UEBROKER_BUS_ADDRESS=ARGS.address))
+            self.assertEqual(status.returncode, 0, status.stderr)
+            line = re.search(r'^  clients +(\d+) uids?:(.*)$', status.stdout, re.M)
+            self.assertIsNotNone(line, status.stdout)
+            self.assertGreaterEqual(int(line.group(1)), 4, line.group(0))
+            named = [int(uid) for uid in re.findall(r'uid (\d+) \(\d+\)', line.group(2))]
+            self.assertEqual(len(named), 3, line.group(0))
+            self.assertLessEqual(set(named), set(CROWD[:4]), line.group(0))
         finally:
             for attack in attacks:
                 attack.close()
