@@ -229,6 +229,29 @@ int tracedat_writer_new(const char *path, struct tracedat_writer **ret) {
         return 0;
 }
 
+/* @def's format file in the trace.dat, as event @id. libtraceevent reads
+ * an event's name as one word of letters, digits and '_': a name with '-'
+ * (which the broker allows) made trace-cmd report show its records as
+ * [UNKNOWN EVENT]. Such a name is written with '_' in its place, and said
+ * once on stderr (two names differing only there read alike). */
+static char *tracedat_format_text(const struct event_def *def, uint32_t id) {
+        _cleanup_free_ char *name = NULL;
+        struct event_def shown;
+
+        if (!strchr(def->name, '-'))
+                return event_def_format_text(def, id);
+        name = strdup(def->name);
+        if (!name)
+                return NULL;
+        for (char *c = name; (c = strchr(c, '-')); c++)
+                *c = '_';
+        fprintf(stderr, "note: event %s is named %s in the trace.dat file: trace-cmd reads no '-' in an event "
+                "name\n", def->name, name);
+        shown = *def;
+        shown.name = name;
+        return event_def_format_text(&shown, id);
+}
+
 /* The ID of @def's event in the file (1..), made on its first record;
  * 0 when there can be no more. */
 static uint32_t event_id(struct tracedat_writer *w, const struct event_def *def) {
@@ -259,7 +282,7 @@ static uint32_t event_id(struct tracedat_writer *w, const struct event_def *def)
         }
         ev = &w->events[w->n_events];
         *ev = (struct tracedat_event) { .last_def = def };
-        ev->format = event_def_format_text(def, (uint32_t) w->n_events + 1);
+        ev->format = tracedat_format_text(def, (uint32_t) w->n_events + 1);
         if (!ev->format)
                 return 0;
         ev->canonical = TAKE_PTR(canonical);

@@ -171,6 +171,20 @@ assert [r["missed"] for r in records if "missed" in r] == dropped, records
 assert len(records) == len(kept)
 PY
 
+# An event name with '-' (the broker allows it, libtraceevent reads an
+# event's name as one word): written with '_', said once, and readable.
+"$UEBCTL" record -o "$dir/dash.dat" --count=1 'dat-dash' >/dev/null 2>"$dir/dash.err" &
+dat_pid=$!
+pids+=("$dat_pid")
+wait_recording "$dir/dash.err" "$dat_pid"
+"$UEBCTL" emit 'dat-dash u32 v' v=77 >/dev/null || fail "emit dat-dash"
+wait_exit "$dat_pid" || fail "dash recorder: $(cat "$dir/dash.err")"
+grep -q "^note: event dat-dash is named dat_dash in the trace.dat file" "$dir/dash.err" &&
+        ok "a name with '-' is said to be written with '_'" || fail "no note of the name: $(cat "$dir/dash.err")"
+trace-cmd report "$dir/dash.dat" >"$dir/dash.report" 2>&1
+grep -q " dat_dash: .*v=77" "$dir/dash.report" && ! grep -q "UNKNOWN EVENT" "$dir/dash.report" &&
+        ok "trace-cmd report reads an event whose name has '-'" || fail "dash report: $(cat "$dir/dash.report")"
+
 # The writers' names: hello-events runs until stopped, so its /proc comm is
 # there when its first record arrives.
 "$UEBCTL" record -o "$dir/comm.dat" --count=2 hello_tick >/dev/null 2>"$dir/comm.err" &
