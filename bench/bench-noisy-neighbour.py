@@ -21,9 +21,13 @@ refused with EAGAIN, received). The attacks:
 - ring corruption: connect, corrupt a ring, disconnect, 300 times;
 - paddings: a 1 MiB ring refilled with 8-byte paddings for 3 s.
 
-Then unread Registers of several uids at once (issue #31: 4 connections x
-300 each), with 1, 4, 8 and 13 uids (the base system's unprivileged
-users, less the writer's and the victim's).
+Then attacks of several uids at once (issue #31), each uid with names of
+its own, with 1, 4, 8 and 13 uids (the base system's unprivileged users,
+less the writer's and the victim's): unread Registers (4 connections x
+300), unread ListEvents (4 x 100), interactive Registers whose polkit
+agent never answers (8 connections), 1 MiB rings (9), record streams (5).
+With --bus dbus-broker the bus is dbus-broker serving the same
+configuration (test-hostile.py's start_bus()).
 
 The setting is the hostile test's: a private dbus-daemon configured like a
 stock system bus (stock limits, default deny, root may read Debug.Stats as
@@ -31,7 +35,7 @@ Debian's system.conf says), the project's bus policy, a polkit stand-in
 allowing register and record, `uebrokerd --system --provider=embedded`
 with the hostile test's unread.conf. Needs root.
 
-    bench-noisy-neighbour.py --broker PATH --source-root DIR [--samples N]
+    bench-noisy-neighbour.py --broker PATH --source-root DIR [--samples N] [--bus dbus-daemon|dbus-broker]
 """
 
 import argparse
@@ -39,6 +43,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -143,12 +148,14 @@ def main():
     parser.add_argument('--broker', required=True)
     parser.add_argument('--source-root', required=True)
     parser.add_argument('--samples', type=int, default=200)
+    parser.add_argument('--bus', choices=('dbus-daemon', 'dbus-broker'), default='dbus-daemon')
     args = parser.parse_args()
     if os.geteuid() != 0:
         print('bench-noisy-neighbour: needs root to act as other users', file=sys.stderr)
         return 77
     h = load_harness(os.path.abspath(args.source_root))
-    h.ARGS = argparse.Namespace(broker=os.path.abspath(args.broker), source_root=os.path.abspath(args.source_root))
+    h.ARGS = argparse.Namespace(broker=os.path.abspath(args.broker), source_root=os.path.abspath(args.source_root),
+                                bus=args.bus)
     h.TMP = tempfile.mkdtemp(prefix='uebroker-bench-noisy.')
     os.chmod(h.TMP, 0o755)
     for helper in ('hostile-client.py', 'polkit-standin.py'):
@@ -159,8 +166,7 @@ def main():
                                                                          'org.uebroker1.conf')))
     with open(os.path.join(h.TMP, 'unread.conf'), 'w') as f:
         f.write(h.UNREAD_CONFIG)
-    bus = subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(h.TMP, 'bus.conf'), '--nofork',
-                            '--print-address'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    bus = h.start_bus(bus_socket)
     polkit = broker = recorder = None
     holders = []
     try:
@@ -210,12 +216,19 @@ def main():
                 attack.close()
             time.sleep(1)
 
-        # Several uids at once: each runs the same attack.
+        # Several uids at once: each runs the same attack (its own names).
         crowd = [u for u in h.CROWD if u != h.USERS[7]]
+        crowd_attacks = (
+            ('unread', lambda uid: ('unread-register', 4, 300, f'unread_many_{uid} u32 a')),
+            ('bytes', lambda uid: ('unread', 4, 100)),
+            ('polkit', lambda uid: ('interactive-register', 8, 1, f'bench_polkit_{uid}')),
+            ('rings', lambda uid: ('rings', 9, 1 << 20, f'bench_rings_{uid}')),
+            ('streams', lambda uid: ('streams', 5, 'bench_*')),
+        )
         for n_uids in (1, 4, 8, len(crowd)):
-            for name, command in (('unread', ('unread-register', 4, 300, 'unread_many u32 a')),):
+            for name, command in crowd_attacks:
                 tag = f'{name} x{n_uids} uids'
-                attacks_now = [h.Holder(uid, *command) for uid in crowd[:n_uids]]
+                attacks_now = [h.Holder(uid, *command(uid)) for uid in crowd[:n_uids]]
                 try:
                     reports[tag] = [a.result() for a in attacks_now][:1]
                     time.sleep(2)
@@ -261,6 +274,11 @@ def main():
                 proc.terminate()
                 proc.wait(timeout=30)
                 proc.stdout.close()
+        if args.bus == 'dbus-broker':
+            try:
+                os.killpg(bus.pid, signal.SIGTERM)      # the journal stand-in with it
+            except ProcessLookupError:
+                pass
         shutil.rmtree(h.TMP, ignore_errors=True)
     return 0
 

@@ -155,7 +155,8 @@ class Contract(unittest.TestCase):
                                    'EventRemoved': [('name', 's')]})
         props = {p.get('name'): p.get('type') for p in iface[0].findall('property')}
         self.assertEqual(props, {'Version': 's', 'Provider': 's', 'MaxEvents': 'u', 'ActiveEvents': 'u',
-                                 'RecordCounters': 'a{st}', 'Delivery': 'a{st}', 'Pools': 'a(sttt)'})
+                                 'RecordCounters': 'a{st}', 'Delivery': 'a{st}', 'Pools': 'a(sttt)',
+                                 'PoolHolders': 'a(sta(ut))'})
 
         # --bus-introspect writes what the running daemon serves, and the
         # committed dbus/ file is that output.
