@@ -119,7 +119,8 @@ bus_before="$(readlink "$bus_alias" 2>/dev/null || true)"
 apt-get update -q
 [ ${#missing[@]} -eq 0 ] || apt-get install -y -q --no-install-recommends "${missing[@]}"
 if [ -z "$bus_before" ] && [[ " ${missing[*]} " == *" dbus-broker "* ]]; then
-        systemctl disable -q dbus-broker.service
+        systemctl disable -q dbus-broker.service ||
+                echo "install-deps: could not disable dbus-broker.service: it becomes the system bus at the next boot" >&2
 fi
 for p in "${missing_bp[@]}"; do
         apt-get install -y -q --no-install-recommends "$p/bookworm-backports"
