@@ -559,8 +559,14 @@ def cmd_rings(address, n, size, event):
     conns, results, sizes = [], [], []
     for _ in range(int(n)):
         conn = connect(address)
-        data_fd, status_fd, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's',
-                                                                (f'{event} u32 a',), timeout=60)
+        try:
+            data_fd, status_fd, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's',
+                                                                    (f'{event} u32 a',), timeout=60)
+        except dbus.exceptions.DBusException as e:
+            # Among many uids, refused as any of them may be.
+            results.append({'ok': False, 'error': e.get_dbus_name(), 'message': e.get_dbus_message()})
+            conn.close()
+            continue
         os.close(data_fd.take())
         os.close(status_fd.take())
         conns.append((conn, write_index))

@@ -644,7 +644,10 @@ class HostileTest(unittest.TestCase):
             time.sleep(3)
             print('pools under fourteen uids:', self.pools(), file=sys.stderr)
             out = run_as(VICTIM, 'victim', 3, 'silence_victim', timeout=200)
-            self.assertLess(max(out['seconds']), 3, out)
+            # Its reply or a refusal naming the holders within a second
+            # (issue #31), at native speed.
+            native = not os.environ.get('UEBROKERD_WRAPPER') and not broker_is_sanitized()
+            self.assertLess(max(out['seconds']), 1.0 if native else 3, out)
             for message in out['messages']:
                 self.assertRegex(message, r'descriptors held most by uid \d+ \(\d+\)')
             self.assertEqual(set(out['errors']) - {'org.uebroker1.Error.Busy'}, set(), out)
