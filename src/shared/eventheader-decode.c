@@ -201,6 +201,7 @@ struct walk {
         const struct field_def *defs;
         size_t n_defs;
         size_t at;              /* in ev->data */
+        size_t items;           /* emitted so far: at most EVENTHEADER_ITEMS_MAX */
         eventheader_visit_t visit;
         void *userdata;
         const char **reason;
@@ -324,6 +325,8 @@ static int emit(struct walk *w, const struct field_def *d, enum eventheader_item
                 .unit = unit,
         };
 
+        if (++w->items > EVENTHEADER_ITEMS_MAX)
+                return fail(w->reason, "the event expands to more values than any record holds");
         return w->visit(&item, w->userdata);
 }
 
@@ -431,8 +434,8 @@ static int walk_field(struct walk *w, size_t i, unsigned depth) {
         r = emit(w, d, EVENTHEADER_ITEM_ARRAY_BEGIN, depth, false, NULL, 0, 0, count);
         if (r < 0)
                 return r;
-        /* Every element takes at least a byte of the record (a struct has
-         * at least one field), so a lying count ends at the record's end. */
+        /* An element may take no byte of the record (a struct of empty
+         * arrays): nested counts are bounded by EVENTHEADER_ITEMS_MAX. */
         for (unsigned e = 0; e < count; e++) {
                 r = walk_element(w, i, depth, true);
                 if (r < 0)

@@ -30,9 +30,10 @@
  * little-endian); UUIDs, ports and IP addresses in network order.
  *
  * Nothing here trusts the record: every length is checked against the
- * bytes there are, structs nest at most EVENTHEADER_DEPTH_MAX deep, and a
- * record that does not hold together is refused with a reason (a static
- * string) for the caller to show beside the raw fields.
+ * bytes there are, structs nest at most EVENTHEADER_DEPTH_MAX deep, an
+ * event yields at most EVENTHEADER_ITEMS_MAX items, and a record that does
+ * not hold together is refused with a reason (a static string) for the
+ * caller to show beside the raw fields.
  */
 
 #include <stdbool.h>
@@ -44,6 +45,11 @@
 #define EVENTHEADER_HEADER_SIZE 8
 /* Structs within structs (arrays of structs count once per struct). */
 #define EVENTHEADER_DEPTH_MAX 8
+/* Items one event may yield (values, array and struct bounds). Elements
+ * that take no byte of the record (a struct of empty arrays) repeated by
+ * nested counts of 65535 made a 110-byte record expand past 2 GiB of text
+ * (fuzz-eventheader); a real event of at most 64 KiB yields far fewer. */
+#define EVENTHEADER_ITEMS_MAX (1u << 18)
 
 enum {
         EVENTHEADER_FLAG_POINTER64 = 0x01,
