@@ -362,7 +362,7 @@ static int take_new_event(struct broker *b, uid_t uid, const char *name, sd_bus_
         uint64_t wait_usec = 0;
         int r;
 
-        r = user_charges_take_rate(&b->charges, uid, RATE_NEW_EVENTS, 1, &wait_usec);
+        r = user_charges_take_rate(&b->charges, uid, RATE_NEW_EVENTS, &wait_usec);
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "cannot create event %s: uid %u creates new events too often (%u a minute "

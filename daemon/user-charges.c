@@ -54,29 +54,22 @@ enum charge_verdict charge_decide(const struct charge_bound *bound, const struct
         return CHARGE_GRANTED;
 }
 
-bool rate_decide_n(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec, uint64_t takes,
-                   uint64_t *ret_wait_usec) {
+bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
+                 uint64_t *ret_wait_usec) {
         uint64_t room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
-        uint64_t need = takes <= UINT64_MAX / RATE_TAKE_UNITS ? takes * RATE_TAKE_UNITS : UINT64_MAX;
 
         bucket_refill(bound, bucket, now_usec);
-        if (bucket->used <= room && need <= room - bucket->used) {
-                bucket->used += need;
+        if (bucket->used <= room && RATE_TAKE_UNITS <= room - bucket->used) {
+                bucket->used += RATE_TAKE_UNITS;
                 return true;
         }
         if (ret_wait_usec) {
-                /* More than a full bucket never fits: no wait helps. */
-                uint64_t short_by = need > room ? UINT64_MAX : bucket->used - (room - need);
+                uint64_t short_by = bucket->used + RATE_TAKE_UNITS - room;
 
-                *ret_wait_usec = bound->per_minute && short_by != UINT64_MAX ?
-                                 (short_by + bound->per_minute - 1) / bound->per_minute : UINT64_MAX;
+                *ret_wait_usec = bound->per_minute ? (short_by + bound->per_minute - 1) / bound->per_minute
+                                                   : UINT64_MAX;
         }
         return false;
-}
-
-bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
-                 uint64_t *ret_wait_usec) {
-        return rate_decide_n(bound, bucket, now_usec, 1, ret_wait_usec);
 }
 
 uint64_t charge_default_share(uint64_t pool) {
@@ -217,26 +210,25 @@ void user_charge_init(struct user_charge *ch, struct user_charges *c, uid_t uid,
         *ch = (struct user_charge) { .charges = c, .uid = uid, .kind = kind };
 }
 
-int user_charge_take(struct user_charge *ch, uint64_t amount) {
+/* @amount more for @ch: within the bounds, or whatever they say (@force). */
+static int charge_add(struct user_charge *ch, uint64_t amount, bool force) {
         int r;
 
         assert(ch->charges);
-        r = user_charges_take(ch->charges, ch->uid, ch->kind, amount);
+        r = force ? user_charges_force(ch->charges, ch->uid, ch->kind, amount) :
+                    user_charges_take(ch->charges, ch->uid, ch->kind, amount);
         if (r < 0)
                 return r;
         ch->amount += amount;
         return 0;
 }
 
-int user_charge_force(struct user_charge *ch, uint64_t amount) {
-        int r;
+int user_charge_take(struct user_charge *ch, uint64_t amount) {
+        return charge_add(ch, amount, false);
+}
 
-        assert(ch->charges);
-        r = user_charges_force(ch->charges, ch->uid, ch->kind, amount);
-        if (r < 0)
-                return r;
-        ch->amount += amount;
-        return 0;
+int user_charge_force(struct user_charge *ch, uint64_t amount) {
+        return charge_add(ch, amount, true);
 }
 
 void user_charge_release(struct user_charge *ch, uint64_t amount) {
@@ -252,12 +244,8 @@ void user_charge_deinit(struct user_charge *ch) {
         user_charge_release(ch, ch->amount);
 }
 
-int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes,
-                           uint64_t *ret_wait_usec) {
+int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {
         const struct rate_bound *bound = &c->bounds.rate[kind];
-        const struct rate_bound all = { .burst = bound->all_burst, .per_minute = bound->all_per_minute };
-        struct token_bucket mine, everyone = c->all_rate[kind];
-        uint64_t now = c->now_usec();
         struct user_account *a;
 
         if (bound->privileged_exempt && bus_caller_privileged(uid))
@@ -265,16 +253,8 @@ int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kin
         a = account_get(c, uid);
         if (!a)
                 return -ENOMEM;
-        /* Decided on copies: both buckets give, or neither does. */
-        mine = a->rate[kind];
-        if (!rate_decide_n(bound, &mine, now, takes, ret_wait_usec)) {
-                a->rate[kind] = mine;           /* refilled; kept: it has taken from its bucket */
-                return -EDQUOT;
-        }
-        if (bound->all_burst > 0 && !rate_decide_n(&all, &everyone, now, takes, ret_wait_usec))
-                return -ENOSPC;
-        a->rate[kind] = mine;
-        c->all_rate[kind] = everyone;
+        if (!rate_decide(bound, &a->rate[kind], c->now_usec(), ret_wait_usec))
+                return -EDQUOT;         /* kept: it has taken from its bucket */
         return 0;
 }
 

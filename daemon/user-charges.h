@@ -150,11 +150,6 @@ enum charge_verdict charge_decide(const struct charge_bound *bound, const struct
  */
 bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
                  uint64_t *ret_wait_usec);
-/** rate_decide_n() - rate_decide() of @takes takes at once (0 always
- * passes): all of them or none. */
-bool rate_decide_n(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec, uint64_t takes,
-                   uint64_t *ret_wait_usec);
-
 /* A share of a fixed fraction of its pool: the default when none is
  * configured. At least 1 when the pool has room for anything. */
 #define CHARGE_SHARE_DIVISOR 4u
@@ -239,18 +234,15 @@ void user_charge_release(struct user_charge *ch, uint64_t amount);
 void user_charge_deinit(struct user_charge *ch);
 
 /**
- * user_charges_take_rate() - @takes takes of @kind for @uid, if its bucket
- * and the bucket of all uids together allow them both (rate_decide_n();
- * exempt: root and the daemon's uid when the bound says so); from both, or
- * from neither.
+ * user_charges_take_rate() - one take of @kind for @uid, if its bucket
+ * allows (rate_decide(); exempt: root and the daemon's uid when the bound
+ * says so).
  *
- * Returns 0; -EDQUOT when too soon for the uid, -ENOSPC when too soon for
- * all users together, with *@ret_wait_usec how long until it would not be;
- * -ENOMEM. A uid's bucket is kept while it holds anything or has taken
- * from it lately, so leaving and coming back does not refill it.
+ * Returns 0; -EDQUOT when too soon, with *@ret_wait_usec how long until it
+ * would not be; -ENOMEM. A uid's bucket is kept while it holds anything or
+ * has taken from it lately, so leaving and coming back does not refill it.
  */
-int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes,
-                           uint64_t *ret_wait_usec);
+int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec);
 
 /**
  * user_charges_rate_allowed() - whether @uid may start something of @kind
