@@ -37,7 +37,7 @@ import unittest
 import dbus
 import dbus.lowlevel
 
-from uebtest import wait_for
+from uebtest import extra_users, run_with_users, wait_for
 
 BROKER = 'org.uebroker1'
 PATH = '/org/uebroker1'
@@ -125,15 +125,13 @@ UnusedEventExpirySec=3600
 ATTACKER, VICTIM = USERS[8], USERS[9]
 
 # A handful of uids at once (issue #31: system services each run as their
-# own): the base system's unprivileged users beside USERS, with passwd
-# entries as dbus-daemon requires; STALLED stays out (its polkit hangs).
-MORE_USERS = [33, 34, 39, 42, 65534]
-CROWD = [u for u in USERS + MORE_USERS if u != VICTIM]      # 14 uids and the victim
+# own): sixteen users that main() adds in a mount namespace of the test's
+# own (uebtest.run_with_users()), as dbus-daemon wants a passwd entry.
+CROWD = extra_users(16)
 
-# An event table that 12 uids at EventsPerUser=256 (the default) would
-# fill, as 16 fill the default Events=4095.
+# The default table (Events=4095, EventsPerUser=256), which sixteen uids
+# at their EventsPerUser= would fill.
 TABLE_CONFIG = '''[Limits]
-Events=3000
 UnusedEventExpirySec=3600
 '''
 
@@ -629,7 +627,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_x_many_uids_of_unread_registers_never_silence(self):
-        # Issue #31: fourteen uids whose Registers nobody reads pin the
+        # Issue #31: sixteen uids whose Registers nobody reads pin the
         # reply descriptors up to their parts, which leaves too little for
         # another uid's 2-descriptor reply: it waits in the broker, and
         # after a second its call gets Busy naming who holds the room
@@ -637,12 +635,12 @@ class HostileTest(unittest.TestCase):
         self.restart(config='unread.conf')
         # 300 Registers on each of 4 connections: the refusals fill the
         # connections' sockets, and the replies after them stay in the bus.
-        attacks = [Holder(uid, 'unread-register', 4, 300, f'unread14_{uid} u32 a') for uid in CROWD]
+        attacks = [Holder(uid, 'unread-register', 4, 300, f'unread16_{uid} u32 a') for uid in CROWD]
         try:
             for attack in attacks:
                 self.assertEqual(attack.result(), {'sent': 1200})
             time.sleep(3)
-            print('pools under fourteen uids:', self.pools(), file=sys.stderr)
+            print('pools under sixteen uids:', self.pools(), file=sys.stderr)
             out = run_as(VICTIM, 'victim', 3, 'silence_victim', timeout=200)
             # Its reply or a refusal naming the holders within a second
             # (issue #31), at native speed.
@@ -651,7 +649,7 @@ class HostileTest(unittest.TestCase):
             for message in out['messages']:
                 self.assertRegex(message, r'descriptors held most by uid \d+ \(\d+\)')
             self.assertEqual(set(out['errors']) - {'org.uebroker1.Error.Busy'}, set(), out)
-            print(f'fourteen uids: bystander {out["ok"]} of 3 served, the rest refused; '
+            print(f'sixteen uids: bystander {out["ok"]} of 3 served, the rest refused; '
                   f'max {max(out["seconds"]):.3f} s', file=sys.stderr)
             out = run_as(0, 'victim', 3, 'silence_root', timeout=200)
             self.assertEqual(out['ok'], 3, out)
@@ -719,7 +717,7 @@ class HostileTest(unittest.TestCase):
             conn.close()
 
     def test_y_checks_of_callers_that_left_do_not_exhaust_the_bus(self):
-        # Issue #31: rounds of fourteen uids that each send 8 interactive
+        # Issue #31: rounds of sixteen uids that each send 8 interactive
         # Registers (their agents never answer) and disconnect. The bus
         # counts every check the broker sent against the broker's pending
         # calls (128) until polkit answers, whoever left: the broker keeps
@@ -741,8 +739,8 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_t_many_uids_fill_the_table_and_leave(self):
-        # Fourteen uids register what they may (EventsPerUser=256 of
-        # Events=3000 each) and leave their events unused: each took its
+        # Sixteen uids register what they may (EventsPerUser=256 of the
+        # default Events=4095 each) and leave their events unused: each took its
         # part of what the ones before it left, so the table keeps room
         # for root and for one more uid (a share alone left it full).
         self.restart(config='table.conf')
@@ -754,8 +752,8 @@ class HostileTest(unittest.TestCase):
             self.assertGreater(out['ok'], 0, out)
             self.assertLess(out['ok'], 257, out)
         ev = events()
-        print(f'table: {len(ev)} of 3000 events after {len(CROWD)} uids', file=sys.stderr)
-        self.assertLess(len(ev), 3000)
+        print(f'table: {len(ev)} of 4095 events after {len(CROWD)} uids', file=sys.stderr)
+        self.assertLess(len(ev), 4095)
         out = run_as(VICTIM, 'victim', 5, 'table_victim', timeout=200)
         self.assertEqual(out['ok'], 5, out)
         out = run_as(0, 'victim', 5, 'table_root', timeout=200)
@@ -1402,13 +1400,16 @@ def main():
     if os.geteuid() != 0:
         print('test-hostile: needs root to act as other users, skipping', file=sys.stderr)
         return 77
-    tools = ['dbus-monitor', 'setpriv', 'prlimit']
-    tools += ['dbus-daemon'] if ARGS.bus == 'dbus-daemon' else ['dbus-broker-launch', 'systemd-socket-activate',
-                                                                  'unshare']
+    tools = ['dbus-monitor', 'setpriv', 'prlimit', 'unshare']
+    tools += ['dbus-daemon'] if ARGS.bus == 'dbus-daemon' else ['dbus-broker-launch', 'systemd-socket-activate']
     for tool in tools:
         if not shutil.which(tool):
             print(f'test-hostile: {tool} is missing, skipping', file=sys.stderr)
             return 77
+    # The crowd's users, in a mount namespace of this run's own.
+    status = run_with_users(len(CROWD))
+    if status is not None:
+        return status
 
     TMP = tempfile.mkdtemp(prefix='uebroker-hostile.')
     os.chmod(TMP, 0o755)
