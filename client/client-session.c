@@ -300,10 +300,12 @@ static int session_adopt(struct ueb_client *c, int data_fd, int status_fd, const
         if (fstat(data_fd, &st) < 0)
                 return ueb_set_error(c, -errno, "cannot inspect the data file: %m");
         /* Sockets get sendmsg(MSG_NOSIGNAL); anything that could raise
-         * SIGPIPE on writev() (a pipe) is refused. */
+         * SIGPIPE on writev() (a pipe) is refused. A kernel's restricted
+         * handle (kernel/upstream-6.12/, the v1 provider's writer) is an
+         * anonymous inode: no file type at all. */
         if (S_ISSOCK(st.st_mode))
                 is_socket = true;
-        else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))
+        else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || (st.st_mode & S_IFMT) == 0)
                 is_socket = false;
         else
                 return ueb_set_error(c, -EPROTO, "the data file is neither a socket nor a file");

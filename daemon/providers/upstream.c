@@ -24,7 +24,7 @@
  * clients hold. event_add therefore touches nothing in the kernel.
  *
  * Restricted handles (kernel/upstream-6.12/, a patch not upstream yet):
- * when the kernel has DIAG_IOCGHANDLE, the client never gets the data file
+ * when the kernel has DIAG_IOCSHANDLE, the client never gets the data file
  * itself. A session that Registers gets a write-only handle of it (it
  * writes the indexes the broker registered on the file, later ones too, and
  * every ioctl is EPERM); a session that registers itself (Authorize) gets a
@@ -99,7 +99,7 @@ struct provider {
         char *status_path;      /* tracefs/user_events_status */
         char *data_path;        /* tracefs/user_events_data */
         int control_fd;         /* our own data file, for DIAG_IOCSDEL only */
-        bool handles;           /* the kernel has restricted handles (DIAG_IOCGHANDLE) */
+        bool handles;           /* the kernel has restricted handles (DIAG_IOCSHANDLE) */
         void *by_name;          /* tsearch() tree of struct provider_event */
         LIST_HEAD(struct provider_session, sessions);
         struct tracefs_recordings recordings;
@@ -123,16 +123,16 @@ static int compare_by_name(const void *a, const void *b) {
 static void event_forget(void *ev) {
 }
 
-/* A restricted handle of @data_fd (DIAG_IOCGHANDLE): write-only, or
+/* A restricted handle of @data_fd (DIAG_IOCSHANDLE): write-only, or
  * @granting. Returns it, or -ENOTTY on a kernel without them. */
 static int handle_derive(int data_fd, bool granting) {
         struct upstream_user_handle h = {
                 .size = sizeof(h),
-                .flags = granting ? UPSTREAM_USER_HANDLE_GRANTING : 0,
+                .flags = UPSTREAM_USER_HANDLE_CLOEXEC | (granting ? UPSTREAM_USER_HANDLE_GRANTING : 0),
         };
         int fd;
 
-        fd = ioctl(data_fd, UPSTREAM_DIAG_IOCGHANDLE, &h);
+        fd = ioctl(data_fd, UPSTREAM_DIAG_IOCSHANDLE, &h);
         return fd < 0 ? -errno : fd;
 }
 
@@ -234,7 +234,7 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
                                      "giving clients the data file: %m");
 
         log_info("Upstream provider: user_events in %s, %s.", p->tracefs,
-                 p->handles ? "clients get restricted handles (DIAG_IOCGHANDLE)" :
+                 p->handles ? "clients get restricted handles (DIAG_IOCSHANDLE)" :
                               "clients get the data file (this kernel has no restricted handles)");
         *ret = TAKE_PTR(p);
         return 0;
@@ -452,8 +452,12 @@ static void upstream_session_free(struct provider *p, struct provider_session *s
 
         LIST_REMOVE(sessions, p->sessions, s);
 
-        /* The events stay in the kernel while the client keeps its copy of
-         * the data file (or its handle) open. */
+        /* On a stock kernel the events stay while the client keeps its
+         * copy of the data file open. With restricted handles, closing our
+         * file cuts the client's handle off (kernel/upstream-6.12/): its
+         * writes and registrations are EPERM, the enablers registered
+         * through it are removed, and the events can be deleted; a broker
+         * that crashes gets the same from the kernel. */
         safe_close(s->handle_fd);
         safe_close(s->data_fd);
         safe_close(s->page_ro_fd);

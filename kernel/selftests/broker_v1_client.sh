@@ -18,7 +18,7 @@ out=/tmp/bv2-client.out
 su -s /bin/sh tester -c "vm-client '$CMD' fds wait-enabled 30 write a=7 b=client raw 01 hold > $out 2>&1 &"
 waitfor 100 grep -q '^registered\|^register failed' $out
 check "uid 1000 registers '$CMD' through the broker with libuebroker" grep -q '^registered' $out
-check "its data descriptor is a user_events_data file (the write-only handle)" grep -q "^fd [0-9]* -> $T/user_events_data\$" $out
+check "its data descriptor is the write-only handle" grep -q "^fd [0-9]* -> anon_inode:\[user_events_writer\]\$" $out
 pid=$(pidof vm-client)
 check "it maps the kernel's user_events_status" grep -q " $T/user_events_status\$" /proc/"$pid"/maps
 echo 1 > $T/events/user_events/$EV/enable

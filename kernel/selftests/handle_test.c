@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Restricted user_events handles on Linux 6.12 with the series of
- * kernel/upstream-6.12/ (DIAG_IOCGHANDLE, DIAG_IOCSGRANT, DIAG_IOCSREVOKE):
+ * kernel/upstream-6.12/ (DIAG_IOCSHANDLE, DIAG_IOCSGRANT, DIAG_IOCSREVOKE):
  * a write-only handle shares its file's write indexes and refuses every
  * ioctl; a granting handle lets its holder register what it was granted,
  * into its own memory, and nothing else; withdrawing a grant makes the
  * holder's write index EPERM and clears its enable bit for good. Then a
- * hostile holder tries every ioctl number and write index on both kinds.
+ * hostile holder tries every ioctl number and write index on both kinds,
+ * and the boundary's side doors: a file opened read-only, a handle
+ * reopened through /proc, the owner's file closed (a broker's crash).
  *
  *   handle_test            on the patched kernel
  *   handle_test --stock    on a stock kernel: the three requests are ENOTTY,
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -38,6 +41,12 @@
 #define DATA_FILE TRACEFS "/user_events_data"
 #define EVENTS_DIR TRACEFS "/events/user_events"
 #define MULTI_DIR TRACEFS "/events/user_events_multi"
+#define HANDLE_LINK "anon_inode:[user_events_handle]"
+
+/* One layout on 32-bit and 64-bit: the u64 naturally aligned */
+_Static_assert(sizeof(struct user_handle) == 8, "struct user_handle is 8 bytes");
+_Static_assert(sizeof(struct user_grant) == 24, "struct user_grant is 24 bytes");
+_Static_assert(offsetof(struct user_grant, name_args) == 16, "name_args at offset 16");
 
 static int n_checks, n_failed;
 
@@ -128,11 +137,11 @@ static long derive(int fd, uint32_t flags)
 {
 	struct user_handle h = { .size = sizeof(h), .flags = flags };
 
-	return ioctl_err(fd, DIAG_IOCGHANDLE, &h);
+	return ioctl_err(fd, DIAG_IOCSHANDLE, &h);
 }
 
 static long grant_req(int fd, unsigned long cmd, int handle_fd,
-		      const char *def, uint16_t flags)
+		      const char *def, uint32_t flags)
 {
 	struct user_grant g = {
 		.size = sizeof(g),
@@ -142,6 +151,14 @@ static long grant_req(int fd, unsigned long cmd, int handle_fd,
 	};
 
 	return ioctl_err(fd, cmd, &g);
+}
+
+/* DIAG_IOCSREVOKE without a definition: cuts the handle off */
+static long cut_off(int fd, int handle_fd)
+{
+	struct user_grant g = { .size = sizeof(g), .handle_fd = handle_fd };
+
+	return ioctl_err(fd, DIAG_IOCSREVOKE, &g);
 }
 
 static long grant_def(int fd, int handle_fd, const char *def)
@@ -266,9 +283,9 @@ static void stock(void)
 {
 	int fd = open_data();
 
-	EXPECT(derive(fd, 0), -ENOTTY, "stock kernel: DIAG_IOCGHANDLE is ENOTTY");
+	EXPECT(derive(fd, 0), -ENOTTY, "stock kernel: DIAG_IOCSHANDLE is ENOTTY");
 	EXPECT(derive(fd, USER_HANDLE_GRANTING), -ENOTTY,
-	       "stock kernel: DIAG_IOCGHANDLE (granting) is ENOTTY");
+	       "stock kernel: DIAG_IOCSHANDLE (granting) is ENOTTY");
 	EXPECT(grant_def(fd, fd, "h_stock u32 a"), -ENOTTY, "stock kernel: DIAG_IOCSGRANT is ENOTTY");
 	EXPECT(revoke_grant(fd, fd, "h_stock u32 a"), -ENOTTY, "stock kernel: DIAG_IOCSREVOKE is ENOTTY");
 	check(!event_exists("h_stock"), "stock kernel: and nothing was registered");
@@ -284,13 +301,13 @@ static void derive_rules(void)
 	struct user_handle h = { .size = 4 };
 	int fd = open_data();
 
-	EXPECT(derive(fd, 1u << 5), -EINVAL, "DIAG_IOCGHANDLE with an unknown flag: EINVAL");
-	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, &h), -EINVAL, "DIAG_IOCGHANDLE with size 4: EINVAL");
+	EXPECT(derive(fd, 1u << 5), -EINVAL, "DIAG_IOCSHANDLE with an unknown flag: EINVAL");
+	EXPECT(ioctl_err(fd, DIAG_IOCSHANDLE, &h), -EINVAL, "DIAG_IOCSHANDLE with size 4: EINVAL");
 	h.size = 8192;
-	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, &h), -E2BIG, "DIAG_IOCGHANDLE with size above a page: E2BIG");
-	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, &big), -E2BIG,
-	       "DIAG_IOCGHANDLE with a larger struct, non-zero beyond: E2BIG");
-	EXPECT(ioctl_err(fd, DIAG_IOCGHANDLE, (void *)8), -EFAULT, "DIAG_IOCGHANDLE with a bad pointer: EFAULT");
+	EXPECT(ioctl_err(fd, DIAG_IOCSHANDLE, &h), -E2BIG, "DIAG_IOCSHANDLE with size above a page: E2BIG");
+	EXPECT(ioctl_err(fd, DIAG_IOCSHANDLE, &big), -E2BIG,
+	       "DIAG_IOCSHANDLE with a larger struct, non-zero beyond: E2BIG");
+	EXPECT(ioctl_err(fd, DIAG_IOCSHANDLE, (void *)8), -EFAULT, "DIAG_IOCSHANDLE with a bad pointer: EFAULT");
 	close(fd);
 }
 
@@ -303,12 +320,19 @@ static void write_only(void)
 
 	EXPECT(reg(fd, "h_wo_one u32 a", 0, &w1), 0, "register h_wo_one on a plain file");
 	wo = derive(fd, 0);
-	if (!check(wo >= 0, "DIAG_IOCGHANDLE returns a write-only handle (%d: %s)", wo, errname(wo)))
+	if (!check(wo >= 0, "DIAG_IOCSHANDLE returns a write-only handle (%d: %s)", wo, errname(wo)))
 		return;
 	check((fcntl(wo, F_GETFL) & O_ACCMODE) == O_WRONLY, "the handle is O_WRONLY");
-	check(fcntl(wo, F_GETFD) & FD_CLOEXEC, "the handle is close-on-exec");
-	check(!strcmp(fd_link(wo, link, sizeof(link)), DATA_FILE),
-	      "the handle is another open file of user_events_data (%s)", link);
+	check(!(fcntl(wo, F_GETFD) & FD_CLOEXEC), "without USER_HANDLE_CLOEXEC it is not close-on-exec");
+	check(!strcmp(fd_link(wo, link, sizeof(link)), HANDLE_LINK),
+	      "the handle is a file of its own kind (%s)", link);
+	{
+		long c = derive(fd, USER_HANDLE_CLOEXEC);
+
+		check(c >= 0 && (fcntl(c, F_GETFD) & FD_CLOEXEC), "with USER_HANDLE_CLOEXEC it is close-on-exec");
+		if (c >= 0)
+			close(c);
+	}
 	EXPECT(reg(fd, "h_wo_two u32 b", 1, &w2), 0, "register h_wo_two on the file after the handle was made");
 
 	EXPECT(write_event(wo, w1, 1), -EBADF, "a write while nobody listens: EBADF, as upstream");
@@ -342,27 +366,40 @@ static void write_only(void)
 	check(event_exists("h_wo_one"), "and the event is still there");
 	EXPECT(unreg(wo, 0), -EPERM, "DIAG_IOCSUNREG on the handle: EPERM");
 	check(words[0] == 1, "and the file's enable bit still follows the event");
-	EXPECT(derive(wo, 0), -EPERM, "DIAG_IOCGHANDLE on the handle: EPERM");
+	EXPECT(derive(wo, 0), -EPERM, "DIAG_IOCSHANDLE on the handle: EPERM");
 	EXPECT(grant_def(wo, wo, "h_wo_one u32 a"), -EPERM, "DIAG_IOCSGRANT on the handle: EPERM");
 	EXPECT(revoke_grant(wo, wo, "h_wo_one u32 a"), -EPERM, "DIAG_IOCSREVOKE on the handle: EPERM");
 	EXPECT(ioctl_err(wo, TCGETS, NULL), -ENOTTY, "another ioctl on the handle: ENOTTY");
 
-	/* The handle's registrations are the file's: they keep the events. */
+	/* Cut off by DIAG_IOCSREVOKE without a definition: the file and
+	 * another handle of it go on writing. */
+	{
+		int wo2 = derive(fd, 0);
+
+		EXPECT(cut_off(fd, wo2), 0, "DIAG_IOCSREVOKE without a definition cuts a write-only handle off");
+		EXPECT(write_event(wo2, w1, 1), -EPERM, "its writes: EPERM");
+		EXPECT(cut_off(fd, wo2), -EINVAL, "cutting it off again: EINVAL (the file no longer knows it)");
+		EXPECT(grant_req(fd, DIAG_IOCSREVOKE, wo, NULL, 1), -EINVAL,
+		       "DIAG_IOCSREVOKE without a definition but with flags: EINVAL");
+		EXPECT(write_event(wo, w1, 2), 8, "the other handle still writes");
+		EXPECT(write_event(fd, w1, 3), 8, "and the file too");
+		close(wo2);
+	}
+
+	/* The file's release cuts its handles off and drops its references:
+	 * the events go while the handle is still open. */
 	close(fd);
-	trace_clear();
-	EXPECT(write_event(wo, w1, 33), 8, "the handle still writes once the file it came from is closed");
-	check(trace_has("h_wo_one", "a", 33), "and the record is in the trace");
-	other = open_data();
-	EXPECT(ioctl_err(other, DIAG_IOCSDEL, "h_wo_one"), -EBUSY,
-	       "DIAG_IOCSDEL of its event on another file while the handle is open: EBUSY");
+	EXPECT(write_event(wo, w1, 33), -EPERM, "once the file it came from is closed, the handle's writes: EPERM");
+	EXPECT(write_event(wo, w2 + 1, 33), -EPERM, "whatever the index");
 	enable("h_wo_one", false);
 	enable("h_wo_two", false);
 	/* enablers are the process's: unregistered through any file */
+	other = open_data();
 	unreg(other, 0);
 	unreg(other, 1);
-	close(wo);
 	check(event_gone("h_wo_one") && event_gone("h_wo_two"),
-	      "both events go once the file and the handle are closed");
+	      "both events go once the file is closed, the handle still open");
+	close(wo);
 	close(other);
 }
 
@@ -372,8 +409,8 @@ static void granting(void)
 	uint32_t wg = 0, wg2 = 0, wm = 0, w_plain = 0, again = 0;
 	long r;
 
-	g = derive(fd, USER_HANDLE_GRANTING);
-	if (!check(g >= 0, "DIAG_IOCGHANDLE (USER_HANDLE_GRANTING) returns a handle (%d: %s)", g, errname(g)))
+	g = derive(fd, USER_HANDLE_GRANTING | USER_HANDLE_CLOEXEC);
+	if (!check(g >= 0, "DIAG_IOCSHANDLE (USER_HANDLE_GRANTING) returns a handle (%d: %s)", g, errname(g)))
 		return;
 	check((fcntl(g, F_GETFL) & O_ACCMODE) == O_WRONLY && (fcntl(g, F_GETFD) & FD_CLOEXEC),
 	      "the granting handle is O_WRONLY and close-on-exec");
@@ -458,7 +495,7 @@ static void granting(void)
 	/* The holder's own requests */
 	EXPECT(ioctl_err(g, DIAG_IOCSDEL, "h_g_taken"), -EPERM, "DIAG_IOCSDEL on the granting handle: EPERM");
 	check(event_exists("h_g_taken"), "and the event is still there");
-	EXPECT(derive(g, USER_HANDLE_GRANTING), -EPERM, "DIAG_IOCGHANDLE on the granting handle: EPERM");
+	EXPECT(derive(g, USER_HANDLE_GRANTING), -EPERM, "DIAG_IOCSHANDLE on the granting handle: EPERM");
 	EXPECT(grant_def(g, g, "h_g_other u32 a"), -EPERM, "the holder granting itself (DIAG_IOCSGRANT on it): EPERM");
 	EXPECT(revoke_grant(g, g, "h_g_one u32 a"), -EPERM, "DIAG_IOCSREVOKE on the granting handle: EPERM");
 	EXPECT(unreg(g, 13), 0, "DIAG_IOCSUNREG of the holder's own enabler: 0, as upstream");
@@ -533,7 +570,7 @@ static void granting(void)
 				kinds[1] = derive(fd, 0);
 				for (int k = 0; k < 2; k++) {
 					bool known = cmd == DIAG_IOCSREG || cmd == DIAG_IOCSDEL || cmd == DIAG_IOCSUNREG ||
-						     cmd == DIAG_IOCGHANDLE || cmd == DIAG_IOCSGRANT ||
+						     cmd == DIAG_IOCSHANDLE || cmd == DIAG_IOCSGRANT ||
 						     cmd == DIAG_IOCSREVOKE;
 					long want = known ? -EPERM : -ENOTTY;
 
@@ -588,6 +625,117 @@ static void granting(void)
 	for (int i = 0; i < 100 && multi_exists("h_g_multi"); i++)
 		usleep(20000);
 	check(!multi_exists("h_g_multi"), "the multi-format one too");
+}
+
+/* Whether a reopen of @fd through /proc with @flags fails; its errno in *err */
+static bool reopen_fails(int fd, int flags, int *err)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = open(path, flags | O_CLOEXEC);
+	*err = r < 0 ? errno : 0;
+	if (r >= 0)
+		close(r);
+	return r < 0;
+}
+
+/*
+ * The boundary's side doors: a file opened read-only gives no writer, a
+ * handle cannot be reopened into more than it is, and the owner's file
+ * closing (a broker that exits or crashes) cuts off what it handed out and
+ * leaves its events deletable.
+ */
+static void holes(void)
+{
+	int ro, fd, wo, g, g2, other, err = 0;
+	uint32_t w = 0, wg = 0;
+	struct stat st_data, st_wo, st_g;
+
+	/* A file opened read-only */
+	ro = open(DATA_FILE, O_RDONLY | O_CLOEXEC);
+	if (!check(ro >= 0, "holes: open user_events_data read-only"))
+		return;
+	fd = open_data();
+	g = derive(fd, USER_HANDLE_GRANTING);
+	EXPECT(derive(ro, 0), -EBADF, "holes: DIAG_IOCSHANDLE on a file opened read-only: EBADF");
+	EXPECT(derive(ro, USER_HANDLE_GRANTING), -EBADF,
+	       "holes: DIAG_IOCSHANDLE (granting) on a file opened read-only: EBADF");
+	EXPECT(grant_def(ro, g, "h_hole_ro u32 a"), -EBADF, "holes: DIAG_IOCSGRANT on a file opened read-only: EBADF");
+	EXPECT(revoke_grant(ro, g, "h_hole_ro u32 a"), -EBADF,
+	       "holes: DIAG_IOCSREVOKE on a file opened read-only: EBADF");
+	check(!event_exists("h_hole_ro"), "holes: and nothing was created");
+	close(ro);
+
+	/* A handle reopened through /proc */
+	wo = derive(fd, 0);
+	check(stat(DATA_FILE, &st_data) == 0 && fstat(wo, &st_wo) == 0 && fstat(g, &st_g) == 0 &&
+	      st_wo.st_ino != st_data.st_ino && st_g.st_ino != st_wo.st_ino,
+	      "holes: each handle has an inode of its own, not user_events_data's");
+	{
+		static const struct {
+			const char *what;
+			int flags;
+			bool granting;
+		} cases[] = {
+			{ "a write-only handle O_RDWR", O_RDWR, false },
+			{ "a write-only handle O_WRONLY", O_WRONLY, false },
+			{ "a granting handle O_RDWR", O_RDWR, true },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			bool failed = reopen_fails(cases[i].granting ? g : wo, cases[i].flags, &err);
+
+			check(failed && err == ENXIO, "holes: reopening %s through /proc fails with ENXIO (%s)",
+			      cases[i].what, failed ? strerror(err) : "it opened");
+		}
+	}
+
+	/* The owner's file closed: its handles are cut off */
+	EXPECT(grant_def(fd, g, "h_hole_owner u32 a"), 0, "holes: grant h_hole_owner");
+	EXPECT(reg(g, "h_hole_owner u32 a", 20, &wg), 0, "holes: the holder registers it");
+	EXPECT(reg(fd, "h_hole_wo u32 a", 21, &w), 0, "holes: the owner registers h_hole_wo for the write-only handle");
+	enable("h_hole_owner", true);
+	enable("h_hole_wo", true);
+	check(words[20] == 1, "holes: the holder's bit follows ftrace (%u)", words[20]);
+	EXPECT(write_event(g, wg, 1), 8, "holes: the holder writes");
+	EXPECT(write_event(wo, w, 1), 8, "holes: the write-only handle writes");
+	g2 = derive(fd, USER_HANDLE_GRANTING);
+	other = open_data();
+	close(fd);
+	check(words[20] == 0, "holes: the owner's file closed, the holder's bit is cleared (%u)", words[20]);
+	EXPECT(write_event(g, wg, 2), -EPERM, "holes: the holder's write: EPERM");
+	EXPECT(write_event(wo, w, 2), -EPERM, "holes: the write-only handle's write: EPERM");
+	EXPECT(reg(g, "h_hole_owner u32 a", 22, NULL), -EPERM, "holes: the holder's DIAG_IOCSREG: EPERM");
+	EXPECT(unreg(g, 20), -ENOENT, "holes: its enabler is gone (DIAG_IOCSUNREG: ENOENT)");
+	enable("h_hole_owner", false);
+	enable("h_hole_owner", true);
+	check(words[20] == 0, "holes: ftrace enabling it again does not set the bit");
+	enable("h_hole_owner", false);
+	enable("h_hole_wo", false);
+	/* the owner's own enabler is the process's, as upstream */
+	unreg(other, 21);
+	EXPECT(grant_def(other, g2, "h_hole_owner u32 a"), -EINVAL,
+	       "holes: another file granting to a handle of the closed one: EINVAL");
+	EXPECT(cut_off(other, g), -EINVAL, "holes: or cutting it off: EINVAL");
+	/* A restarted broker deletes what its predecessor's clients used */
+	{
+		long r = -EBUSY;
+
+		for (int i = 0; i < 100 && event_exists("h_hole_owner") && r == -EBUSY; i++) {
+			r = ioctl_err(other, DIAG_IOCSDEL, "h_hole_owner");
+			if (r == -EBUSY)
+				usleep(20000);
+		}
+		check(!event_exists("h_hole_owner"),
+		      "holes: the granted event goes (or is deleted) while the cut-off handle is open (%s)", errname(r));
+	}
+	check(event_gone("h_hole_wo"), "holes: and the write-only handle's event too");
+	close(other);
+	close(g2);
+	close(g);
+	close(wo);
 }
 
 /* Registers @n enablers of @def through @g, at @bits[0..n); returns how many took. */
@@ -663,10 +811,14 @@ static void many_enablers(void)
 			cleared += bits[i] == 0;
 		check(cleared == n, "many enablers: enabling again sets none of them (%d clear)", cleared);
 		enable("h_many", false);
-		enable("h_many_kept", false);
+		/* Closing the handle cuts it off: h_many_kept's enablers go too */
 		close(g);
+		cleared = 0;
+		for (int i = 0; i < n; i++)
+			cleared += bits[n + i] == 0;
+		check(cleared == n, "many enablers: closing the handle clears h_many_kept's %d bits (%d)", n, cleared);
+		enable("h_many_kept", false);
 		close(fd);
-		/* h_many_kept's enablers are the process's: unregistered here */
 		{
 			int data = open_data(), gone = 0;
 
@@ -676,11 +828,11 @@ static void many_enablers(void)
 					.disable_addr = (uintptr_t)&bits[n + i],
 				};
 
-				gone += ioctl_err(data, DIAG_IOCSUNREG, &unreg) == 0;
+				gone += ioctl_err(data, DIAG_IOCSUNREG, &unreg) == -ENOENT;
 			}
 			if (data >= 0)
 				close(data);
-			check(gone == n, "many enablers: the process unregisters h_many_kept's %d (%d)", n, gone);
+			check(gone == n, "many enablers: and removes them (DIAG_IOCSUNREG: ENOENT for %d of %d)", gone, n);
 		}
 		check(event_gone("h_many") && event_gone("h_many_kept"), "many enablers: both events go at the end");
 		free(bits);
@@ -696,6 +848,7 @@ int main(int argc, char **argv)
 		derive_rules();
 		write_only();
 		granting();
+		holes();
 		many_enablers();
 	}
 	printf("1..%d\n", n_checks);

@@ -19,10 +19,15 @@
  * each event's users count and every data file's registration table. The
  * write path takes no lock: a file's table is an RCU-published array that
  * only grows, and each event in it is pinned by the file's registration.
+ * A write-only handle (DIAG_IOCGWRITER) shares its data file's table; when
+ * the data file is released the handles are cut off (EPERM), the table is
+ * unpublished and its counts dropped after a grace period, and a write
+ * through a handle counts itself as a user of its event meanwhile.
  */
 
 #define pr_fmt(fmt) "user_events_v1: " fmt
 
+#include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/bitmap.h>
 #include <linux/ctype.h>
@@ -41,6 +46,7 @@
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 #include <uapi/linux/user_events.h>
 
 #include <asm/unaligned.h>
@@ -102,7 +108,8 @@ struct ue_event {
 
 /* A data file's registrations: events[write_index]. Only grows. */
 struct ue_refs {
-	struct rcu_head rcu;
+	struct rcu_head rcu;		/* freed when superseded */
+	struct rcu_work drop;		/* or dropped, when the data file goes */
 	u32 count;
 	struct ue_event *events[];
 };
@@ -111,6 +118,7 @@ struct ue_refs {
 struct ue_group {
 	struct kref kref;
 	struct ue_refs __rcu *refs;
+	bool cut;			/* the data file is released */
 };
 
 typedef void (*ue_probe_t)(struct ue_event *ev, const void *payload, u32 len,
@@ -1107,14 +1115,46 @@ static int ue_data_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
+static void ue_refs_drop_work(struct work_struct *work)
+{
+	struct ue_refs *refs = container_of(to_rcu_work(work), struct ue_refs,
+					    drop);
+	u32 i;
+
+	mutex_lock(&event_mutex);
+	for (i = 0; i < refs->count; i++)
+		atomic_dec(&refs->events[i]->users);
+	mutex_unlock(&event_mutex);
+	kfree(refs);
+}
+
+/*
+ * The data file's release cuts off the write-only handles made from it:
+ * their writes are EPERM from now on, and the events they could write no
+ * longer count them as users once no write can still be looking them up
+ * (a grace period: a handle's write counts itself inside the RCU read
+ * section that finds its event). A broker that restarts can then delete
+ * what its predecessor's clients used.
+ */
 static int ue_data_release(struct inode *inode, struct file *file)
 {
 	struct ue_group *group = file->private_data;
+	struct ue_refs *refs = NULL;
 
 	/* event_mutex: deletes see a consistent users count */
 	mutex_lock(&event_mutex);
+	WRITE_ONCE(group->cut, true);
+	if (kref_read(&group->kref) > 1) {
+		refs = rcu_dereference_protected(group->refs,
+						 lockdep_is_held(&event_mutex));
+		rcu_assign_pointer(group->refs, NULL);
+	}
 	kref_put(&group->kref, ue_group_release);
 	mutex_unlock(&event_mutex);
+	if (refs) {
+		INIT_RCU_WORK(&refs->drop, ue_refs_drop_work);
+		queue_rcu_work(system_wq, &refs->drop);
+	}
 	return 0;
 }
 
@@ -1233,25 +1273,31 @@ out:
 static const struct file_operations ue_writer_fops;
 
 /*
- * A second open file of user_events_data itself (so fstat() and
- * /proc/PID/fd show what it is), write-only, with the writer's file
- * operations and the data file's group.
+ * A write-only handle: a file of its own kind on an anonymous inode of its
+ * own ("anon_inode:[user_events_writer]"), so reopening it through /proc
+ * cannot give a data file, with the data file's group. Only a data file
+ * opened for writing gives one: it carries the right to write.
  */
 static long ue_ioctl_writer(struct file *file, struct ue_group *group)
 {
 	struct file *writer;
 	int fd;
 
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	writer = alloc_file_clone(file, O_WRONLY, &ue_writer_fops);
+	writer = anon_inode_getfile_secure("[user_events_writer]",
+					   &ue_writer_fops, group, O_WRONLY,
+					   NULL);
 	if (IS_ERR(writer)) {
 		put_unused_fd(fd);
 		return PTR_ERR(writer);
 	}
+	mutex_lock(&event_mutex);
 	kref_get(&group->kref);
-	writer->private_data = group;
+	mutex_unlock(&event_mutex);
 	fd_install(fd, writer);
 	return fd;
 }
@@ -1305,32 +1351,15 @@ static void ue_emit(struct ue_event *ev, const void *payload, u32 len)
  * handed to the probes: they never touch user memory, and what they record
  * is exactly what was validated.
  */
-static ssize_t ue_write_iter(struct kiocb *kp, struct iov_iter *i)
+static ssize_t ue_write_event(struct ue_event *ev, struct iov_iter *i,
+			      size_t total)
 {
-	struct ue_group *group = kp->ki_filp->private_data;
-	size_t total = iov_iter_count(i);
 	u8 stack_buf[UE_STACK_PAYLOAD];
-	struct ue_refs *refs;
-	struct ue_event *ev;
 	u8 *buf = stack_buf;
 	ssize_t ret;
 	u32 len;
-	int idx;
 
-	if (kp->ki_pos != 0)
-		return -EFAULT;
-	if (copy_from_iter(&idx, sizeof(idx), i) != sizeof(idx))
-		return -EFAULT;
-
-	rcu_read_lock();
-	refs = rcu_dereference(group->refs);
-	/* pinned by this file's registration while the file is open */
-	ev = refs && idx >= 0 && idx < refs->count ? refs->events[idx] : NULL;
-	rcu_read_unlock();
-	if (!ev)
-		return -ENOENT;
-
-	len = total - sizeof(idx);
+	len = total - sizeof(u32);
 	if (len < ev->min_size)
 		return -EINVAL;
 	if (len > UE_MAX_PAYLOAD)
@@ -1357,6 +1386,45 @@ static ssize_t ue_write_iter(struct kiocb *kp, struct iov_iter *i)
 	return ret;
 }
 
+static ssize_t ue_write_iter(struct kiocb *kp, struct iov_iter *i)
+{
+	struct ue_group *group = kp->ki_filp->private_data;
+	bool handle = kp->ki_filp->f_op == &ue_writer_fops;
+	size_t total = iov_iter_count(i);
+	struct ue_refs *refs;
+	struct ue_event *ev;
+	ssize_t ret;
+	int idx;
+
+	if (kp->ki_pos != 0)
+		return -EFAULT;
+	if (copy_from_iter(&idx, sizeof(idx), i) != sizeof(idx))
+		return -EFAULT;
+
+	rcu_read_lock();
+	if (handle && READ_ONCE(group->cut)) {
+		rcu_read_unlock();
+		return -EPERM;
+	}
+	refs = rcu_dereference(group->refs);
+	/*
+	 * Pinned by the data file's registration while the data file is
+	 * open; a handle's write counts itself, as the data file's release
+	 * drops its counts a grace period after unpublishing them.
+	 */
+	ev = refs && idx >= 0 && idx < refs->count ? refs->events[idx] : NULL;
+	if (ev && handle)
+		atomic_inc(&ev->users);
+	rcu_read_unlock();
+	if (!ev)
+		return handle && READ_ONCE(group->cut) ? -EPERM : -ENOENT;
+
+	ret = ue_write_event(ev, i, total);
+	if (handle)
+		atomic_dec(&ev->users);
+	return ret;
+}
+
 static const struct file_operations ue_data_fops = {
 	.open = ue_data_open,
 	.release = ue_data_release,
@@ -1368,7 +1436,12 @@ static const struct file_operations ue_data_fops = {
 
 static int ue_writer_release(struct inode *inode, struct file *file)
 {
-	return ue_data_release(inode, file);
+	struct ue_group *group = file->private_data;
+
+	mutex_lock(&event_mutex);
+	kref_put(&group->kref, ue_group_release);
+	mutex_unlock(&event_mutex);
+	return 0;
 }
 
 static const struct file_operations ue_writer_fops = {

@@ -63,7 +63,10 @@ _Static_assert(sizeof(struct v1_user_reg) == 24, "the original struct user_reg i
 #define UPSTREAM_USER_EVENT_REG_MULTI_FORMAT (1u << 1)
 
 /* Restricted handles: the series of kernel/upstream-6.12/ (not upstream
- * yet). A stock kernel answers DIAG_IOCGHANDLE with ENOTTY. */
+ * yet). A stock kernel answers DIAG_IOCSHANDLE with ENOTTY. A handle is an
+ * anonymous inode of its own ("anon_inode:[user_events_handle]"); the
+ * release of the file it came from cuts it off, as DIAG_IOCSREVOKE without
+ * a definition does. */
 struct upstream_user_handle {
         uint32_t size;
         uint32_t flags;
@@ -72,15 +75,16 @@ struct upstream_user_handle {
 struct upstream_user_grant {
         uint32_t size;
         int32_t handle_fd;
-        uint16_t flags;
-        uint16_t reserved;
+        uint32_t flags;
+        uint32_t reserved;
         uint64_t name_args;
 } __attribute__((__packed__));
 
 _Static_assert(sizeof(struct upstream_user_handle) == 8, "struct user_handle is 8 bytes");
-_Static_assert(sizeof(struct upstream_user_grant) == 20, "struct user_grant is 20 bytes");
+_Static_assert(sizeof(struct upstream_user_grant) == 24, "struct user_grant is 24 bytes");
 
 #define UPSTREAM_USER_HANDLE_GRANTING (1u << 0)
-#define UPSTREAM_DIAG_IOCGHANDLE _IOW(UPSTREAM_DIAG_IOC_MAGIC, 3, struct upstream_user_handle *)
+#define UPSTREAM_USER_HANDLE_CLOEXEC (1u << 1)
+#define UPSTREAM_DIAG_IOCSHANDLE _IOW(UPSTREAM_DIAG_IOC_MAGIC, 3, struct upstream_user_handle *)
 #define UPSTREAM_DIAG_IOCSGRANT _IOW(UPSTREAM_DIAG_IOC_MAGIC, 4, struct upstream_user_grant *)
 #define UPSTREAM_DIAG_IOCSREVOKE _IOW(UPSTREAM_DIAG_IOC_MAGIC, 5, struct upstream_user_grant *)

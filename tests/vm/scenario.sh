@@ -84,7 +84,14 @@ waitfor 100 grep -q '^registered\|^register failed' $out
 info "vm-client: $(cat $out)"
 check "a libuebroker client of uid 1000 registers" grep -q '^registered' $out
 client_pid=$(pidof vm-client)
-check "its data fd is the kernel's user_events_data (upstream)" grep -q "^fd [0-9]* -> $T/user_events_data\$" $out
+if [ "$booted" = patched ]; then
+        # a restricted handle: a file of its own kind, not user_events_data
+        check "its data fd is a restricted handle (patched)" grep -q "^fd [0-9]* -> anon_inode:\[user_events_handle\]\$" $out
+elif [ "$kernel" = v1 ]; then
+        check "its data fd is the v1 kernel's write-only handle" grep -q "^fd [0-9]* -> anon_inode:\[user_events_writer\]\$" $out
+else
+        check "its data fd is the kernel's user_events_data (upstream)" grep -q "^fd [0-9]* -> $T/user_events_data\$" $out
+fi
 
 # 5. the kernel has the event in tracefs
 check "tracefs has events/user_events/$EV (upstream)" test -e $T/events/user_events/$EV/enable
@@ -625,6 +632,46 @@ if [ "$kernel" = upstream ]; then
                         grep -q '^word 0 write -EPERM$' $out
         else
                 check "stock: its registration outlives its session: it keeps writing" grep -q '^word 1 write 0$' $out
+        fi
+        # 16c. the broker killed (a crash) under a client that keeps its
+        #      granting handle: the kernel cuts the handle off as the
+        #      broker's file goes, and the restarted broker finds the event
+        #      free (issue #32: before, the holder kept registering and
+        #      writing, and the event stayed pinned)
+        if [ "$booted" = patched ]; then
+                out=/tmp/vm-grant-crash.out
+                as_tester "vm-grant vmcrash stay > $out 2>&1 &"
+                waitfor 100 grep -q '^del\|failed' $out
+                echo 1 > $T/events/user_events/vmcrash/enable
+                waitfor 150 grep -q '^holding\|failed' $out
+                old_pid=$(cat /run/uebrokerd.pid)
+                kill -KILL "$old_pid"
+                waitfor 100 not kill -0 "$old_pid"
+                waitfor 350 grep -q '^reg again' $out
+                echo 0 > $T/events/user_events/vmcrash/enable 2>/dev/null
+                info "vm-grant across a broker crash: $(tr '\n' ' ' < $out)"
+                check "patched: a broker killed with -9 cuts its client's granting handle off: enable word cleared, writes EPERM" \
+                        grep -q '^word 0 write -EPERM$' $out
+                check "patched: and registering through it again is EPERM" grep -q '^reg again -EPERM$' $out
+                uebrokerd --system >> /run/uebrokerd.log 2>&1 &
+                echo $! > /run/uebrokerd.pid
+                waitfor 100 busctl --system status org.uebroker1 > /dev/null 2>&1
+                crash_gone() {
+                        echo '!u:vmcrash' >> $T/dynamic_events 2>/dev/null
+                        [ ! -e $T/events/user_events/vmcrash ]
+                }
+                waitfor 50 crash_gone
+                check "patched: the event the crashed broker granted is not pinned by the holder (deleted)" \
+                        not test -e $T/events/user_events/vmcrash
+                out=/tmp/vm-grant-after.out
+                as_tester "vm-grant vmcrash > $out 2>&1 &"
+                waitfor 100 grep -q '^del\|failed' $out
+                echo 1 > $T/events/user_events/vmcrash/enable 2>/dev/null
+                waitfor 150 grep -q '^word\|failed' $out
+                echo 0 > $T/events/user_events/vmcrash/enable 2>/dev/null
+                info "vm-grant after the restart: $(tr '\n' ' ' < $out)"
+                check "patched: the restarted broker grants the same name to a new client, which registers it" \
+                        grep -q '^reg granted 0 ' $out
         fi
 fi
 

@@ -24,7 +24,7 @@
  *   wait-registered SECS
  *                       waits until it is registered again (a broker came
  *                       back): "registered 1", or "registered 0"
- *   ioctls              on each open user_events_data (the data fd the
+ *   ioctls              on each open user_events_data or restricted handle (the data fd the
  *                       broker handed out), as a hostile client would: its
  *                       own DIAG_IOCSREG of "NAME_evil u32 x" and
  *                       DIAG_IOCSDEL of NAME: "ioctls fd N reg R del R",
@@ -91,7 +91,8 @@ static const char *result(int r) {
 }
 
 /* What a client could do with the data fd behind the broker's back: on
- * each open user_events_data, its own DIAG_IOCSREG and DIAG_IOCSDEL. */
+ * each open user_events_data or restricted handle, its own DIAG_IOCSREG
+ * and DIAG_IOCSDEL. */
 static void try_ioctls_on(int fd, const char *target, const void *userdata) {
         static uint32_t word;
         const char *name = userdata;
@@ -105,7 +106,8 @@ static void try_ioctls_on(int fd, const char *target, const void *userdata) {
         };
         int rr, rd;
 
-        if (len < 17 || strcmp(target + len - 17, "/user_events_data") != 0)
+        if ((len < 17 || strcmp(target + len - 17, "/user_events_data") != 0) &&
+            strcmp(target, "anon_inode:[user_events_handle]") != 0)
                 return;
         snprintf(evil, sizeof(evil), "%s_evil u32 x", name);
         rr = ioctl(fd, UPSTREAM_DIAG_IOCSREG, &reg) < 0 ? -errno : 0;

@@ -6,7 +6,7 @@
  * (kernel/upstream-6.12/) that descriptor is a granting handle and the
  * kernel holds the line; on a stock kernel it is the data file itself.
  *
- *   vm-grant NAME [leave]
+ *   vm-grant NAME [leave|stay]
  *
  * Authorizes "NAME u32 a" and prints one line per step (flushed):
  *   "authorized"                          (else "authorize failed: MESSAGE", exit 1)
@@ -16,8 +16,13 @@
  *   "enabled 0|1"                         after waiting up to 10 s for its enable word
  *   "withdrawn"                           Withdraw(NAME) answered, or with "leave":
  *   "left"                                it closed its bus connection, keeping the
- *                                         descriptor (the broker ends its session)
+ *                                         descriptor (the broker ends its session),
+ *                                         or with "stay":
+ *   "holding"                             then it waits up to 30 s for its enable word
+ *                                         to clear (the scenario kills the broker)
  *   "word W write R"                      its enable word and a write to its index after
+ *   "reg again R"                         with "stay": DIAG_IOCSREG of the granted
+ *                                         definition once more
  * where R is 0 or -ERRNO (its name). Exit 0 once every step ran.
  */
 
@@ -70,8 +75,9 @@ int main(int argc, char *argv[]) {
         int fd, r;
         long rr;
 
-        if (argc < 2 || argc > 3 || strlen(argv[1]) > 200 || (argc == 3 && strcmp(argv[2], "leave") != 0)) {
-                fprintf(stderr, "usage: vm-grant NAME [leave]\n");
+        if (argc < 2 || argc > 3 || strlen(argv[1]) > 200 ||
+            (argc == 3 && strcmp(argv[2], "leave") != 0 && strcmp(argv[2], "stay") != 0)) {
+                fprintf(stderr, "usage: vm-grant NAME [leave|stay]\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -101,7 +107,12 @@ int main(int argc, char *argv[]) {
 
         sd_bus_message_unref(reply);
         reply = NULL;
-        if (argc == 3) {
+        if (argc == 3 && strcmp(argv[2], "stay") == 0) {
+                /* Session and descriptor kept; the broker goes away. */
+                printf("holding\n");
+                for (int i = 0; i < 300 && words[0]; i++)
+                        usleep(100000);
+        } else if (argc == 3) {
                 /* The broker sees the connection go and ends the session;
                  * give it a moment to act on it. */
                 bus = sd_bus_flush_close_unref(bus);
@@ -122,6 +133,8 @@ int main(int argc, char *argv[]) {
                 rr = writev(fd, io, 2) < 0 ? -errno : 0;
         }
         printf("word %u write %s\n", words[0], result(rr));
+        if (argc == 3 && strcmp(argv[2], "stay") == 0)
+                printf("reg again %s\n", result(reg(fd, def, 1, NULL)));
 
         sd_bus_message_unref(reply);
         sd_bus_error_free(&error);

@@ -65,12 +65,13 @@ struct user_reg {
 #define DIAG_IOCSDEL _IOW(DIAG_IOC_MAGIC, 1, char*)
 
 /*
- * Not in the proposal. Returns a new file descriptor (another open file
- * of user_events_data, O_WRONLY, close on exec) that shares the data
- * file's write indexes, including those of
- * events registered on the data file later. Only write() and writev()
- * work on it: every ioctl fails with EPERM, so whoever receives it can
- * write the events it was given and nothing else. No argument.
+ * Not in the proposal. On a data file opened for writing, returns a new
+ * file descriptor (an anonymous inode of its own, O_WRONLY, close on exec)
+ * that shares the data file's write indexes, including those of events
+ * registered on the data file later. Only write() and writev() work on it:
+ * every ioctl fails with EPERM, so whoever receives it can write the events
+ * it was given and nothing else. Once the data file is released its writes
+ * fail with EPERM. No argument.
  */
 #define DIAG_IOCGWRITER _IO(DIAG_IOC_MAGIC, 0x40)
 
