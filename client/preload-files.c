@@ -23,6 +23,7 @@
 #include "event-def.h"
 #include "fd-util.h"
 #include "list.h"
+#include "preload-atomic.h"
 #include "preload-files.h"
 #include "status-text.h"
 #include "user-events-abi.h"
@@ -258,26 +259,43 @@ static void enabler_write(struct enabler *e, bool on) {
 /* The chunk @i of @chunks, mapped (zeroed) when @create and not yet
  * there. mmap() rather than malloc(): a signal handler's open() or dup()
  * may be the one that needs it. */
-static void *chunk_get(void **chunks, unsigned i, size_t size, bool create) {
-        void *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE), *expected = NULL;
+static void *chunk_get(void **chunks, unsigned i, size_t size, bool create, void (*fresh)(void *chunk)) {
+        void *c = load_acquire(&chunks[i]), *expected = NULL;
 
         if (c || !create)
                 return c;
         c = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (c == MAP_FAILED)
                 return NULL;
-        if (__atomic_compare_exchange_n(&chunks[i], &expected, c, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        fresh(c);
+        if (cas_acq_rel(&chunks[i], &expected, c, false))
                 return c;
         munmap(c, size);                /* another thread's came first */
         return expected;
 }
 
+/* The atomic fields of a new chunk's records, for helgrind. */
+static void file_chunk_fresh(void *chunk) {
+        for (struct preload_file *f = chunk; f < (struct preload_file *) chunk + FILES_PER_CHUNK; f++) {
+                hg_atomic_object(&f->state);
+                hg_atomic_object(&f->refs);
+                hg_atomic_object(&f->bus_fd);
+                hg_atomic_object(&f->has_data);
+        }
+}
+
+static void number_chunk_fresh(void *chunk) {
+        hg_atomic_range(chunk, NUMBERS_PER_CHUNK * sizeof(uint64_t));
+}
+
 static struct preload_file *file_chunk(unsigned i, bool create) {
-        return chunk_get((void **) file_chunks, i, FILES_PER_CHUNK * sizeof(struct preload_file), create);
+        return chunk_get((void **) file_chunks, i, FILES_PER_CHUNK * sizeof(struct preload_file), create,
+                         file_chunk_fresh);
 }
 
 static uint64_t *number_chunk(unsigned i, bool create) {
-        return chunk_get((void **) number_chunks, i, NUMBERS_PER_CHUNK * sizeof(uint64_t), create);
+        return chunk_get((void **) number_chunks, i, NUMBERS_PER_CHUNK * sizeof(uint64_t), create,
+                         number_chunk_fresh);
 }
 
 static struct preload_file *file_at(uint32_t index) {
@@ -303,10 +321,10 @@ static int entry_fd(uint64_t entry) {
 
 /* The slot naming @fd; with its entry as read. */
 static uint64_t *number_find(int fd, uint64_t *ret_entry) {
-        if (fd < 0 || __atomic_load_n(&n_numbers, __ATOMIC_ACQUIRE) == 0)
+        if (fd < 0 || load_acquire(&n_numbers) == 0)
                 return NULL;
         FOREACH_NUMBER(slot) {
-                uint64_t entry = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                uint64_t entry = load_acquire(slot);
 
                 if (entry && entry_fd(entry) == fd) {
                         *ret_entry = entry;
@@ -320,12 +338,12 @@ static bool file_bus_intact(struct preload_file *f);
 static void file_bus_abandon(struct preload_file *f);
 
 static bool file_get(struct preload_file *f) {
-        unsigned refs = __atomic_load_n(&f->refs, __ATOMIC_ACQUIRE);
+        unsigned refs = load_acquire(&f->refs);
 
         do
                 if (refs == 0)
                         return false;
-        while (!__atomic_compare_exchange_n(&f->refs, &refs, refs + 1, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+        while (!cas_acq_rel(&f->refs, &refs, refs + 1, true));
         return true;
 }
 
@@ -335,13 +353,13 @@ static bool file_get(struct preload_file *f) {
 static void file_put(struct preload_file *f) {
         int bus_fd;
 
-        if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        if (sub_fetch_acq_rel(&f->refs, 1) > 0)
                 return;
-        bus_fd = __atomic_load_n(&f->bus_fd, __ATOMIC_ACQUIRE);
+        bus_fd = load_acquire(&f->bus_fd);
         if (bus_fd >= 0 && f->pid == getpid() && file_bus_intact(f))   /* a forked child's copy is the parent's */
                 (void) shutdown(bus_fd, SHUT_RDWR);
-        __atomic_add_fetch(&n_closed, 1, __ATOMIC_ACQ_REL);
-        __atomic_store_n(&f->state, FILE_CLOSED, __ATOMIC_RELEASE);
+        add_fetch_acq_rel(&n_closed, 1);
+        store_release(&f->state, FILE_CLOSED);
 }
 
 /* The file @entry names, with a reference, if @slot still holds it. */
@@ -350,7 +368,7 @@ static struct preload_file *number_file(uint64_t *slot, uint64_t entry) {
 
         if (!f || !file_get(f))
                 return NULL;
-        if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != entry) {
+        if (load_acquire(slot) != entry) {
                 file_put(f);
                 return NULL;
         }
@@ -359,9 +377,9 @@ static struct preload_file *number_file(uint64_t *slot, uint64_t entry) {
 
 /* Ends the link @slot holds as @entry, if it still does. */
 static void number_drop(uint64_t *slot, uint64_t entry) {
-        if (!__atomic_compare_exchange_n(slot, &entry, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if (!cas_acq_rel(slot, &entry, 0, false))
                 return;
-        __atomic_sub_fetch(&n_numbers, 1, __ATOMIC_ACQ_REL);
+        sub_fetch_acq_rel(&n_numbers, 1);
         file_put(file_at((uint32_t) entry));
 }
 
@@ -378,9 +396,8 @@ static int number_add(int fd, uint32_t index) {
                 for (uint64_t *slot = chunk; slot < chunk + NUMBERS_PER_CHUNK; slot++) {
                         uint64_t expected = 0;
 
-                        if (__atomic_compare_exchange_n(slot, &expected, entry, false, __ATOMIC_ACQ_REL,
-                                                        __ATOMIC_ACQUIRE)) {
-                                __atomic_add_fetch(&n_numbers, 1, __ATOMIC_ACQ_REL);
+                        if (cas_acq_rel(slot, &expected, entry, false)) {
+                                add_fetch_acq_rel(&n_numbers, 1);
                                 return 0;
                         }
                 }
@@ -392,7 +409,7 @@ static int number_add(int fd, uint32_t index) {
  * the parent's memory, and its close() or dup2() before exec changes the
  * child's descriptors, never the parent's. */
 static bool table_is_ours(void) {
-        return __atomic_load_n(&table_pid, __ATOMIC_ACQUIRE) == getpid();
+        return load_acquire(&table_pid) == getpid();
 }
 
 /* The records' memory, their enablers and connections, once nothing uses
@@ -400,7 +417,7 @@ static bool table_is_ours(void) {
 static void file_reap(void) {
         pid_t self = getpid();
 
-        if (__atomic_load_n(&n_closed, __ATOMIC_ACQUIRE) == 0)
+        if (load_acquire(&n_closed) == 0)
                 return;
         for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
                 struct preload_file *chunk = file_chunk(c, false);
@@ -408,7 +425,7 @@ static void file_reap(void) {
                 if (!chunk)
                         break;
                 for (struct preload_file *f = chunk; f < chunk + FILES_PER_CHUNK; f++) {
-                        if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != FILE_CLOSED)
+                        if (load_acquire(&f->state) != FILE_CLOSED)
                                 continue;
                         while (f->enablers) {
                                 struct enabler *e = f->enablers;
@@ -427,9 +444,9 @@ static void file_reap(void) {
                         if (f->status)
                                 munmap((void *) f->status, STATUS_PAGE_SIZE);
                         f->status = NULL;
-                        __atomic_store_n(&f->bus_fd, -1, __ATOMIC_RELEASE);
-                        __atomic_sub_fetch(&n_closed, 1, __ATOMIC_ACQ_REL);
-                        __atomic_store_n(&f->state, FILE_FREE, __ATOMIC_RELEASE);
+                        store_release(&f->bus_fd, -1);
+                        sub_fetch_acq_rel(&n_closed, 1);
+                        store_release(&f->state, FILE_FREE);
                 }
         }
 }
@@ -447,7 +464,7 @@ static bool sync_enablers(void) {
         bool any = false;
 
         FOREACH_FILE(f) {
-                if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != FILE_OPEN || f->pid != self || !f->status)
+                if (load_acquire(&f->state) != FILE_OPEN || f->pid != self || !f->status)
                         continue;
                 LIST_FOREACH(enablers, e, f->enablers) {
                         bool on = __atomic_load_n(&f->status[e->status_index], __ATOMIC_RELAXED) != 0;
@@ -504,8 +521,9 @@ static int sync_start(void) {
 
 /* Fork: files_lock is held across it, so the child finds the table whole
  * and every count under the lock exact. Every lock of the library is usable
- * in the child: files_lock and each file's call_lock (perhaps held by a
- * thread of the parent that is not in the child) start afresh. The child
+ * in the child: files_lock is released by the thread that took it (the
+ * child's), each file's call_lock (perhaps held by a thread of the parent
+ * that is not in the child) starts afresh. The child
  * never calls the broker on its parent's files (EAGAIN), its copy of the
  * sync thread is gone, and the parent's calls in flight hold no reference
  * there. */
@@ -518,18 +536,27 @@ static void atfork_parent(void) {
 }
 
 static void atfork_child(void) {
-        __atomic_store_n(&table_pid, getpid(), __ATOMIC_RELEASE);
-        pthread_mutex_init(&files_lock, NULL);
+        store_release(&table_pid, getpid());
+        /* Ours since atfork_prepare(): this thread is the child's. */
+        pthread_mutex_unlock(&files_lock);
         sync_running = false;
+        for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
+                struct preload_file *chunk = file_chunk(c, false);
+
+                if (!chunk)
+                        break;
+                hg_forget_range(chunk, FILES_PER_CHUNK * sizeof(struct preload_file));
+                file_chunk_fresh(chunk);
+        }
         FOREACH_FILE(f) {
-                unsigned state = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE);
+                unsigned state = load_acquire(&f->state);
 
                 if (state == FILE_FREE)
                         continue;
                 pthread_mutex_init(&f->call_lock, NULL);
                 if (state != FILE_OPEN || f->calls == 0)
                         continue;
-                __atomic_sub_fetch(&f->refs, f->calls - 1, __ATOMIC_ACQ_REL);
+                sub_fetch_acq_rel(&f->refs, f->calls - 1);
                 f->calls = 0;
                 file_put(f);    /* the last of the parent's calls: perhaps the last reference */
         }
@@ -539,7 +566,12 @@ __attribute__((constructor)) static void preload_files_init(void) {
         const char *e = secure_getenv("UEBROKER_DEBUG");
 
         debug_on = e && *e && strcmp(e, "0") != 0;
-        __atomic_store_n(&table_pid, getpid(), __ATOMIC_RELEASE);
+        hg_atomic_object(&file_chunks);
+        hg_atomic_object(&number_chunks);
+        hg_atomic_object(&n_numbers);
+        hg_atomic_object(&n_closed);
+        hg_atomic_object(&table_pid);
+        store_release(&table_pid, getpid());
         (void) pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
@@ -553,8 +585,7 @@ static struct preload_file *file_claim(uint32_t *ret_index) {
                 for (unsigned i = 0; i < FILES_PER_CHUNK; i++) {
                         unsigned expected = FILE_FREE;
 
-                        if (__atomic_compare_exchange_n(&chunk[i].state, &expected, FILE_OPENING, false,
-                                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                        if (cas_acq_rel(&chunk[i].state, &expected, FILE_OPENING, false)) {
                                 *ret_index = c * FILES_PER_CHUNK + i;
                                 return &chunk[i];
                         }
@@ -580,7 +611,7 @@ int preload_open(int flags) {
                 r = -errno;
                 if (fd >= 0)
                         (void) syscall(SYS_close, fd);
-                __atomic_store_n(&f->state, FILE_FREE, __ATOMIC_RELEASE);
+                store_release(&f->state, FILE_FREE);
                 return r;
         }
         f->pid = getpid();
@@ -594,8 +625,8 @@ int preload_open(int flags) {
         f->status = NULL;
         f->enablers = NULL;
         pthread_mutex_init(&f->call_lock, NULL);
-        __atomic_store_n(&f->refs, 1, __ATOMIC_RELEASE);
-        __atomic_store_n(&f->state, FILE_OPEN, __ATOMIC_RELEASE);
+        store_release(&f->refs, 1);
+        store_release(&f->state, FILE_OPEN);
         /* A number left from a raw close() is stale: it is ours now. */
         preload_forget(fd);
         r = number_add(fd, index);
@@ -616,10 +647,10 @@ void preload_forget(int fd) {
 }
 
 void preload_forget_range(unsigned first, unsigned last) {
-        if (__atomic_load_n(&n_numbers, __ATOMIC_ACQUIRE) == 0 || !table_is_ours())
+        if (load_acquire(&n_numbers) == 0 || !table_is_ours())
                 return;
         FOREACH_NUMBER(slot) {
-                uint64_t entry = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                uint64_t entry = load_acquire(slot);
 
                 if (entry && (unsigned) entry_fd(entry) >= first && (unsigned) entry_fd(entry) <= last)
                         number_drop(slot, entry);
@@ -672,7 +703,7 @@ static bool file_bus_intact(struct preload_file *f) {
  * alone (a few kilobytes). */
 static void file_bus_abandon(struct preload_file *f) {
         f->bus = NULL;
-        __atomic_store_n(&f->bus_fd, -1, __ATOMIC_RELEASE);
+        store_release(&f->bus_fd, -1);
 }
 
 static int file_connect(struct preload_file *f) {
@@ -693,7 +724,7 @@ static int file_connect(struct preload_file *f) {
         }
         f->bus_dev = st.st_dev;
         f->bus_ino = st.st_ino;
-        __atomic_store_n(&f->bus_fd, sd_bus_get_fd(f->bus), __ATOMIC_RELEASE);
+        store_release(&f->bus_fd, sd_bus_get_fd(f->bus));
         return 0;
 }
 
@@ -850,7 +881,7 @@ static int file_take_data(struct preload_file *f, uint32_t index, int data_fd) {
         sigset_t old;
         int r = 0;
 
-        if (__atomic_load_n(&f->has_data, __ATOMIC_ACQUIRE))
+        if (load_acquire(&f->has_data))
                 return 0;
         if (fstat(data_fd, &st) < 0)
                 return -errno;
@@ -858,7 +889,7 @@ static int file_take_data(struct preload_file *f, uint32_t index, int data_fd) {
         f->data_ino = st.st_ino;
         signals_block(&old);
         FOREACH_NUMBER(slot) {
-                uint64_t entry = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                uint64_t entry = load_acquire(slot);
                 int fd = entry_fd(entry), flags;
 
                 if (!entry || (uint32_t) entry != index)
@@ -873,7 +904,7 @@ static int file_take_data(struct preload_file *f, uint32_t index, int data_fd) {
         if (r >= 0 && taken == 0)
                 r = -EBADF;
         if (r >= 0)
-                __atomic_store_n(&f->has_data, true, __ATOMIC_RELEASE);
+                store_release(&f->has_data, true);
         signals_restore(&old);
         return r;
 }
@@ -887,7 +918,7 @@ static bool file_is_at(struct preload_file *f, int fd) {
                 return false;
         if ((uint64_t) st.st_dev == f->placeholder_dev && (uint64_t) st.st_ino == f->placeholder_ino)
                 return true;
-        return __atomic_load_n(&f->has_data, __ATOMIC_ACQUIRE) && (uint64_t) st.st_dev == f->data_dev &&
+        return load_acquire(&f->has_data) && (uint64_t) st.st_dev == f->data_dev &&
                 (uint64_t) st.st_ino == f->data_ino;
 }
 
@@ -986,8 +1017,12 @@ static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_
 
                 if (page == MAP_FAILED)
                         r = -errno;
-                else
+                else {
+                        /* The sync thread reads it under files_lock. */
+                        pthread_mutex_lock(&files_lock);
                         f->status = page;
+                        pthread_mutex_unlock(&files_lock);
+                }
         }
         if (r >= 0)
                 r = file_take_data(f, index, data_fd);
