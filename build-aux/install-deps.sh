@@ -32,8 +32,9 @@ packages=(
         # the hostile tests again on a private dbus-broker (the machine's
         # own system bus is left as it was: see below)
         dbus-broker
-        # LinuxTracepoints' C++ programs (tests/thirdparty, built with their own
-        # CMake build: the EventHeader sample, perf-collect, perf-decode)
+        # LinuxTracepoints' programs (a checkout -Dlinuxtracepoints=PATH names,
+        # built with its own CMake build: libtracepoint's samples and unit
+        # tests, the EventHeader sample, perf-collect, perf-decode)
         cmake g++
         # sanitizers, valgrind, fuzzing; clang and Debian's build flags
         # (dpkg-buildflags) for build-aux/check-builds.sh

@@ -15,12 +15,23 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 build="${UEBROKER_BUILD_DIR:-$top/build}"
 
 "$top/build-aux/install-deps.sh"
+# LinuxTracepoints, whose programs the uebroker-run tests run unchanged:
+# UEBROKER_LINUXTRACEPOINTS, else a checkout beside this one in
+# ../shared/thirdparty (where CI has it). Without one those tests skip,
+# saying so.
+options=(-Dwerror=true)
+ltp="${UEBROKER_LINUXTRACEPOINTS:-$top/../shared/thirdparty/LinuxTracepoints}"
+if [ -f "$ltp/CMakeLists.txt" ]; then
+        options+=("-Dlinuxtracepoints=$(cd "$ltp" && pwd)")
+else
+        echo "run-tests: no LinuxTracepoints checkout at $ltp (UEBROKER_LINUXTRACEPOINTS=PATH names one): the tests of its programs will skip" >&2
+fi
 # Warnings are errors in every build the project runs (the default is off
 # for distributions: docs/DECISIONS.md).
 if [ -f "$build/build.ninja" ]; then
-        meson configure "$build" -Dwerror=true
+        meson configure "$build" "${options[@]}"
 else
-        meson setup "$build" "$top" -Dwerror=true
+        meson setup "$build" "$top" "${options[@]}"
 fi
 ninja -C "$build"
 # The vm and system suites (QEMU, a kernel build on their first run) only

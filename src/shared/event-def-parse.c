@@ -203,6 +203,12 @@ static int parse_type(struct parser *p, unsigned field_no, const char *t, size_t
                 if (ilen >= 2 && memcmp(inner + ilen - 2, "[]", 2) == 0)
                         ilen -= 2;
                 st = find_scalar(inner, ilen);
+                /* C's "unsigned": the kernel checks no element type after
+                 * the prefix, and LinuxTracepoints' tests write
+                 * '__rel_loc unsigned[]' (plain fields keep the kernel's
+                 * list, which lacks it). */
+                if (!st && ilen == strlen("unsigned") && memcmp(inner, "unsigned", ilen) == 0)
+                        st = find_scalar("unsigned int", strlen("unsigned int"));
                 if (!st)
                         return parse_fail(p, -EINVAL,
                                           "field %u (column %zu): unknown type '%s' (a dynamic field takes a basic type, e.g. '__data_loc char[]')",

@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/close_range.h>
-#include <linux/user_events.h>
+#include "user-events-abi.h"
 
 #define DATA_PATH "/sys/kernel/tracing/user_events_data"
 
@@ -76,7 +76,7 @@ static int open_data(int flags) {
 }
 
 static int reg(int fd, const char *command, void *word, unsigned size, unsigned bit, uint32_t *write_index) {
-        struct user_reg r = {
+        struct upstream_user_reg r = {
                 .size = sizeof(r),
                 .enable_bit = bit,
                 .enable_size = size,
@@ -84,7 +84,7 @@ static int reg(int fd, const char *command, void *word, unsigned size, unsigned 
                 .name_args = (uintptr_t) command,
         };
 
-        if (ioctl(fd, DIAG_IOCSREG, &r) < 0)
+        if (ioctl(fd, UPSTREAM_DIAG_IOCSREG, &r) < 0)
                 return -errno;
         if (write_index)
                 *write_index = r.write_index;
@@ -93,9 +93,9 @@ static int reg(int fd, const char *command, void *word, unsigned size, unsigned 
 }
 
 static int unreg(int fd, void *word, unsigned bit) {
-        struct user_unreg u = { .size = sizeof(u), .disable_bit = bit, .disable_addr = (uintptr_t) word };
+        struct upstream_user_unreg u = { .size = sizeof(u), .disable_bit = bit, .disable_addr = (uintptr_t) word };
 
-        return ioctl(fd, DIAG_IOCSUNREG, &u) < 0 ? -errno : 0;
+        return ioctl(fd, UPSTREAM_DIAG_IOCSUNREG, &u) < 0 ? -errno : 0;
 }
 
 static void msleep(unsigned ms) {

@@ -44,6 +44,8 @@ static const struct {
         { "e __rel_loc char[] x", "__rel_loc char[]", 4, EVENT_FIELD_REL_LOC, true, true },
         { "e __rel_loc u32[] x", "__rel_loc u32[]", 4, EVENT_FIELD_REL_LOC, true, false },
         { "e __rel_loc unsigned short[] x", "__rel_loc unsigned short[]", 4, EVENT_FIELD_REL_LOC, true, false },
+        /* C's shorthand, as LinuxTracepoints' unit tests write it */
+        { "e __rel_loc unsigned[] x", "__rel_loc unsigned[]", 4, EVENT_FIELD_REL_LOC, true, false },
         { "e struct foo x 12", "struct foo", 12, EVENT_FIELD_STRUCT, true, false },
         { "e struct _Foo9 x 1", "struct _Foo9", 1, EVENT_FIELD_STRUCT, true, false },
 };
@@ -203,6 +205,7 @@ static const struct {
         { "e U32 a", 0, { "field 1", "unknown type 'U32'" } },
         { "e u32[] a", 0, { "field 1", "unknown type 'u32[]'" } },
         { "e signed int a", 0, { "field 1", "unknown type 'signed'" } },
+        { "e unsigned a", 0, { "field 1", "'unsigned a' has no field name" } },
         { "e __data_loc foo x", 0, { "field 1", "'__data_loc foo'" } },
         { "e __data_loc long[] x", 0, { "field 1", "'__data_loc long[]'" } },
         { "e __rel_loc s128[] x", 0, { "field 1", "'__rel_loc s128[]'" } },

@@ -531,6 +531,20 @@ if [ -x $X/uebroker-run ]; then
         check "its four tracepoints are recorded" test "$(grep -c '\] my_tracepoint[1-4]:' $pvrec)" = 4
         kill $pvrec_pid 2>/dev/null
 
+        # 15d'. libtracepoint's own unit tests, unchanged: as root on the
+        #      kernel's file, then through uebroker-run as uid 1000; the
+        #      same result both ways (issue #33). Not on v1: libtracepoint
+        #      speaks today's interface.
+        if [ "$kernel" = upstream ] && [ -x $X/tracepoint-api-utest ]; then
+                for t in tracepoint-api-utest tracepoint-provider-utest; do
+                        "$X/$t" > /tmp/$t.root 2>&1; root_rc=$?
+                        as_tester "$RUN $X/$t" > /tmp/$t.run 2>&1; run_rc=$?
+                        info "$t: root exit $root_rc ($(tail -n 1 /tmp/$t.root)), uebroker-run exit $run_rc ($(tail -n 1 /tmp/$t.run))"
+                        check "libtracepoint's $t passes as root and through uebroker-run as uid 1000, saying the same" \
+                                sh -c "test '$root_rc $run_rc' = '0 0' && cmp -s /tmp/$t.root /tmp/$t.run"
+                done
+        fi
+
         # 15e. LinuxTracepoints' EventHeader provider sample (C++,
         #      TraceLoggingProvider.h) through uebroker-run as uid 1000,
         #      collected by root with LinuxTracepoints' perf-collect

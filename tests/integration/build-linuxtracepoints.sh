@@ -3,16 +3,21 @@
 #
 # build-linuxtracepoints.sh [--depfile=FILE] SRC_DIR BUILD_DIR OUTPUT...
 #
-# Builds programs of LinuxTracepoints (tests/thirdparty/LinuxTracepoints,
-# unmodified) with its own CMake build, out of tree in BUILD_DIR, and
-# copies each to OUTPUT: the CMake target is OUTPUT's file name
-# (eventheader-provider-sample, perf-collect, perf-decode, ...). Only those
-# targets are built (see tests/thirdparty/README.md for why not all).
-# BUILD_DIR is configured once; later runs only build what changed.
+# Builds programs of LinuxTracepoints (github.com/microsoft/LinuxTracepoints:
+# a checkout at SRC_DIR, which meson's -Dlinuxtracepoints=PATH names; CI
+# passes ../shared/thirdparty/LinuxTracepoints), unmodified, with its own
+# CMake build, out of tree in BUILD_DIR, and copies each to OUTPUT: the
+# CMake target is OUTPUT's file name (tracepoint-api-sample,
+# eventheader-provider-sample, perf-collect, perf-decode, the unit tests
+# tracepoint-api-utest and tracepoint-provider-utest, ...). Only those
+# targets are built: a plain build of everything stops on Debian 12 at
+# eventheader-decode-live-sample, whose libtracefs header does not compile
+# as C++ there. BUILD_DIR is configured once; later runs only build what
+# changed. Nothing of it is copied into this repository.
 #
 # --depfile=FILE writes a Makefile-style depfile naming every file under
-# SRC_DIR, for the meson custom target that runs this script (ninja then
-# reruns it only when one of them changed).
+# SRC_DIR but its .git and TestOutput, for the meson custom target that
+# runs this script (ninja then reruns it only when one of them changed).
 #
 # Needs cmake and a C++ compiler (Debian: cmake g++); exits 77 saying which
 # is missing. Output of CMake goes to BUILD_DIR/build.log, shown on failure.
@@ -58,8 +63,8 @@ if ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$build/CMakeCache.txt" 2>/d
         rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
         generator=()
         command -v ninja >/dev/null && generator=(-G Ninja)
-        # The four newer libraries' unit tests are not vendored.
-        run cmake "${generator[@]}" -S "$src" -B "$build" -DBUILD_TESTING=OFF
+        # BUILD_TESTING: libtracepoint's unit tests are among the targets.
+        run cmake "${generator[@]}" -S "$src" -B "$build" -DBUILD_TESTING=ON
 fi
 
 targets=()
@@ -77,7 +82,8 @@ done
 if [ -n "$depfile" ]; then
         {
                 printf '%s:' "$1"
-                find "$src" -type f | LC_ALL=C sort | while IFS= read -r f; do
+                find "$src" \( -name .git -o -name TestOutput \) -prune -o -type f -print | LC_ALL=C sort |
+                while IFS= read -r f; do
                         printf ' \\\n  %s' "${f// /\\ }"
                 done
                 printf '\n'
