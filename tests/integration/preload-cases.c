@@ -110,6 +110,21 @@ static void done(void) {
         fflush(stdout);
 }
 
+/* A word and bit no registration of this process used before. The kernel
+ * keeps a process's enabler past close() (it is the mm's) and refuses the
+ * same address and bit again (EADDRINUSE): a registration the program
+ * leaves to close() takes a fresh one, as a correct program does. */
+static uint32_t fresh_words[64];
+static unsigned fresh_next;
+
+static uint32_t *fresh_bit(unsigned *ret_bit) {
+        unsigned n = fresh_next++;
+
+        CHECK(n < 64 * 32);
+        *ret_bit = n % 32;
+        return &fresh_words[n / 32];
+}
+
 /* signal-close */
 
 static volatile sig_atomic_t target = -1, fired;
@@ -133,7 +148,6 @@ static void on_alarm(int sig) {
 
 static int case_signal_close(void) {
         struct sigaction sa = { .sa_handler = on_alarm };
-        uint32_t word = 0;
         char buf[64];
 
         CHECK(pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) == 0);
@@ -148,7 +162,9 @@ static int case_signal_close(void) {
                 target = fd;
                 CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
                 for (unsigned j = 0; j < 3 && !fired; j++) {
-                        int r = reg(fd, "preload_signal_close u32 n", &word, 4, 0, NULL);
+                        unsigned bit;
+                        uint32_t *word = fresh_bit(&bit);
+                        int r = reg(fd, "preload_signal_close u32 n", word, 4, bit, NULL);
 
                         /* Closed under it: EBADF is the kernel's answer too
                          * for a call that starts after the close. */
@@ -182,6 +198,9 @@ static void *register_loop(void *arg) {
                 __atomic_store_n(&current_fd, fd, __ATOMIC_RELAXED);
                 CHECK(reg(fd, "preload_fork u32 n", &word, 4, 0, NULL) == 0 || !have_data);
                 __atomic_store_n(&current_fd, -1, __ATOMIC_RELAXED);
+                /* The same word again next time: unregistered first, as
+                 * the kernel requires. */
+                CHECK(unreg(fd, &word, 0) == 0 || !have_data);
                 CHECK(close(fd) == 0);
         }
         return NULL;
@@ -257,11 +276,18 @@ static void check_pipe_at(int fd, const char *how) {
         }
 }
 
-/* A file with a registration (when there is a file), at some number. */
-static int registered_file(uint32_t *word, unsigned bit) {
+/* A file with a registration (when there is a file), at some number; the
+ * enable word and bit it took in *@ret_word, *@ret_bit if asked. */
+static int registered_file(uint32_t **ret_word, unsigned *ret_bit) {
         int fd = open_data(0);
+        unsigned bit;
+        uint32_t *word = fresh_bit(&bit);
 
         CHECK(reg(fd, "preload_recycle u32 n", word, 4, bit, NULL) == 0 || !have_data);
+        if (ret_word)
+                *ret_word = word;
+        if (ret_bit)
+                *ret_bit = bit;
         return fd;
 }
 
@@ -273,16 +299,21 @@ static int case_recycle(const char *self) {
         CHECK(write(pipe_fds[1], "abc", 3) == 3);
 
         /* close_range(), then the number comes back as the pipe. */
-        fd = registered_file(&word, 0);
+        fd = registered_file(NULL, NULL);
         CHECK(close_range(fd, fd, 0) == 0);
         CHECK(fcntl(pipe_fds[0], F_DUPFD, fd) == fd);
         check_pipe_at(fd, "close_range");
         CHECK(close(fd) == 0);
 
         /* close_range() with CLOSE_RANGE_CLOEXEC closes nothing. */
-        fd = registered_file(&word, 0);
-        CHECK(close_range(fd, fd, CLOSE_RANGE_CLOEXEC) == 0);
-        CHECK(unreg(fd, &word, 0) == 0 || !have_data);
+        {
+                uint32_t *w;
+                unsigned bit;
+
+                fd = registered_file(&w, &bit);
+                CHECK(close_range(fd, fd, CLOSE_RANGE_CLOEXEC) == 0);
+                CHECK(unreg(fd, w, bit) == 0 || !have_data);
+        }
         CHECK(close(fd) == 0);
 
         /* dup2() and dup3() onto the number, before and after a
@@ -291,11 +322,11 @@ static int case_recycle(const char *self) {
         CHECK(dup2(pipe_fds[0], fd) == fd);
         check_pipe_at(fd, "dup2 onto a fresh file");
         CHECK(close(fd) == 0);
-        fd = registered_file(&word, 0);
+        fd = registered_file(NULL, NULL);
         CHECK(dup2(pipe_fds[0], fd) == fd);
         check_pipe_at(fd, "dup2 onto a registered file");
         CHECK(close(fd) == 0);
-        fd = registered_file(&word, 0);
+        fd = registered_file(NULL, NULL);
         CHECK(dup3(pipe_fds[0], fd, O_CLOEXEC) == fd);
         check_pipe_at(fd, "dup3");
         CHECK(close(fd) == 0);
@@ -305,14 +336,14 @@ static int case_recycle(const char *self) {
         CHECK(syscall(SYS_dup3, pipe_fds[0], fd, 0) == fd);
         check_pipe_at(fd, "raw dup3 onto a fresh file");
         CHECK(close(fd) == 0);
-        fd = registered_file(&word, 0);
+        fd = registered_file(NULL, NULL);
         CHECK(syscall(SYS_close, fd) == 0);
         CHECK(fcntl(pipe_fds[0], F_DUPFD, fd) == fd);
         check_pipe_at(fd, "raw close");
         CHECK(close(fd) == 0);
 
         /* closefrom(). */
-        fd = registered_file(&word, 0);
+        fd = registered_file(NULL, NULL);
         closefrom(fd);
         CHECK(fcntl(pipe_fds[0], F_DUPFD, fd) == fd);
         check_pipe_at(fd, "closefrom");
@@ -330,7 +361,8 @@ static int case_recycle(const char *self) {
 
                 /* The first registration (on fd2) made fd3 the data file too. */
                 CHECK(reg(fd3, "preload_recycle u32 n", &word, 4, 2, &index) == 0);
-                CHECK(writev(fd3, iov, 2) == (ssize_t) (sizeof(index) + sizeof(uint32_t)));
+                /* EBADF: the kernel's answer while nobody records it */
+                CHECK(writev(fd3, iov, 2) == (ssize_t) (sizeof(index) + sizeof(uint32_t)) || errno == EBADF);
         }
         CHECK(close(fd) == 0);
         CHECK(unreg(fd3, &word, 1) == 0 || !have_data);

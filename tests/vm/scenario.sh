@@ -601,6 +601,49 @@ if [ -x $X/uebroker-run ]; then
         else
                 not_ok "the EventHeader sample, perf-collect and perf-decode are not in the image (tests/vm/meson.build --guest-bin)"
         fi
+
+        # 15f. what real programs do with the file (preload-cases.c, issue
+        #      #33), through uebroker-run as uid 1000 on this kernel, each
+        #      bounded (a hang is a failure): a signal handler closing the
+        #      file under an ioctl(), fork() while a thread registers,
+        #      recycled descriptor numbers, enable words read-only,
+        #      unmapped, unmapped later or shared with the program's bits
+        #      (enabled here by ftrace, the kernel's own recorder).
+        if [ -x $X/preload-cases ]; then
+                for c in signal-close fork recycle; do
+                        as_tester "timeout 120 env $RUN $X/preload-cases $c" > /tmp/preload-$c.out 2>&1
+                        rc=$?
+                        info "preload-cases $c: exit $rc, $(tr '\n' ' ' < /tmp/preload-$c.out | cut -c1-300)"
+                        # signal-close's alarms (0.1 to 4 ms) mostly beat a
+                        # registration under TCG: its test is that nothing
+                        # hangs or fails, not how many got through
+                        made="! grep -q '^registered 0\$' /tmp/preload-$c.out" said=", registrations made"
+                        [ $c = signal-close ] && made=true said=
+                        check "preload case $c through uebroker-run on the $kernel kernel: exit 0$said" \
+                                sh -c "test $rc = 0 && grep -q '^ok\$' /tmp/preload-$c.out && $made"
+                done
+                pc_in=/tmp/preload-word.in pc_out=/tmp/preload-enable-word.out
+                mkfifo $pc_in
+                as_tester "timeout 120 env $RUN $X/preload-cases enable-word < $pc_in > $pc_out 2>&1" &
+                pc_pid=$!
+                exec 5<> $pc_in
+                waitfor 150 grep -q '^ready' $pc_out
+                echo 1 > $T/events/user_events/preload_word_a/enable 2>/dev/null
+                echo 1 > $T/events/user_events/preload_word_later/enable 2>/dev/null
+                echo recording >&5
+                waitfor 150 not kill -0 $pc_pid
+                wait $pc_pid
+                rc=$?
+                echo 0 > $T/events/user_events/preload_word_a/enable 2>/dev/null
+                echo 0 > $T/events/user_events/preload_word_later/enable 2>/dev/null
+                exec 5>&-
+                rm -f $pc_in
+                info "preload-cases enable-word: exit $rc, $(tr '\n' ' ' < $pc_out | cut -c1-300)"
+                check "preload case enable-word through uebroker-run on the $kernel kernel: exit 0, the words as the kernel keeps them" \
+                        sh -c "test $rc = 0 && grep -q '^ok\$' $pc_out && ! grep -q '^registered 0\$' $pc_out"
+        else
+                not_ok "preload-cases is not in the image (tests/vm/meson.build --guest-bin)"
+        fi
 else
         not_ok "uebroker-run and the user_events programs are not in the image (tests/vm/meson.build --guest-bin)"
 fi
