@@ -970,6 +970,24 @@ static int file_authorize(struct preload_file *f, uint32_t index, int fd, const 
         return r;
 }
 
+/* Whether a file of this process still open has an enabler at @addr and
+ * @bit: the kernel refuses a second one in a process (EADDRINUSE,
+ * current_user_event_enabler_exists()), whatever the event or file. It
+ * also keeps a closed file's enablers, which we do not follow. Under
+ * files_lock. */
+static bool enabler_exists(uint64_t addr, uint8_t bit) {
+        pid_t self = getpid();
+
+        FOREACH_FILE(f) {
+                if (load_acquire(&f->state) != FILE_OPEN || f->pid != self)
+                        continue;
+                LIST_FOREACH(enablers, e, f->enablers)
+                        if (e->addr == addr && e->bit == bit)
+                                return true;
+        }
+        return false;
+}
+
 static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_t uaddr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct upstream_user_reg reg = {};
@@ -1003,6 +1021,11 @@ static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_
                         return r;
                 f->mode = FILE_MODE_BROKER;     /* the broker registers, and we follow the status bytes */
         }
+        pthread_mutex_lock(&files_lock);
+        r = enabler_exists(reg.enable_addr, reg.enable_bit) ? -EADDRINUSE : 0;
+        pthread_mutex_unlock(&files_lock);
+        if (r < 0)
+                return r;
 
         e = calloc(1, sizeof(*e));
         if (!e)

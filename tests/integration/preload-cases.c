@@ -432,6 +432,15 @@ static int case_enable_word(void) {
         CHECK(reg(fd, "preload_word_a u32 n", shared, 4, 0, NULL) == 0 || !have_data);
         CHECK(reg(fd, "preload_word_b u32 n", shared, 4, 1, NULL) == 0 || !have_data);
         CHECK(reg(fd, "preload_word_a u32 n", shared + 2, 8, 40, NULL) == 0 || !have_data);
+        /* The same address and bit again, on this file or another: the
+         * kernel's EADDRINUSE (an enabler is the process's). */
+        CHECK(reg(fd, "preload_word_b u32 n", shared, 4, 1, NULL) == -EADDRINUSE || !have_data);
+        {
+                int other = open_data(0);
+
+                CHECK(reg(other, "preload_word_a u32 n", shared, 4, 0, NULL) == -EADDRINUSE || !have_data);
+                CHECK(close(other) == 0);
+        }
         /* A word that goes away while registered: the kernel ignores it. */
         CHECK(reg(fd, "preload_word_later u32 n", later, 4, 3, NULL) == 0 || !have_data);
         CHECK(munmap(later, page) == 0);
