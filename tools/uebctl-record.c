@@ -360,6 +360,17 @@ static int check_patterns(char **patterns, size_t n) {
         return 0;
 }
 
+/* The patterns record made itself (--provider): patterns[first..end). */
+struct owned_patterns {
+        char **patterns;
+        size_t first, end;
+};
+
+static void patterns_freep(struct owned_patterns *o) {
+        for (size_t i = o->first; o->patterns && i < o->end; i++)
+                free(o->patterns[i]);
+}
+
 /* Tells which plain names do not exist yet: they are recorded once
  * registered, but a typo should not wait silently. */
 static size_t report_matches(const struct known_events *k, char **patterns, size_t n) {
@@ -499,6 +510,9 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
                         fprintf(stderr, "warning: skipped a malformed record of %" PRIu32 " bytes\n", h->length);
                         continue;
                 }
+                /* --provider/--level/--keyword: not counted when left out */
+                if (!uebctl_filter_match(&uebctl_opts.filter, rec.name, h->name_len))
+                        continue;
                 def = known_lookup(known, bus, rec.name, h->name_len);
                 if (output_record(out, def, h, at, h->length) != 0)
                         return READ_FAILED;
@@ -609,17 +623,34 @@ int uebctl_record(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
         struct record_output out = { .json = uebctl_opts.json != UEBCTL_JSON_OFF };
+        _cleanup_(patterns_freep) struct owned_patterns owned = {};
+        char *patterns[EVENT_PATTERNS_MAX + 1];
         sigset_t mask;
-        char **patterns = argv + 1;
         size_t n_patterns = (size_t) (argc - 1), matched;
-        int format, status;
+        int format, status, r;
 
-        if (argc < 2) {
-                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o PATH] [--format=FORMAT] PATTERN...\n");
+        if (argc < 2 && uebctl_opts.filter.n_providers == 0) {
+                fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o PATH] [--format=FORMAT] "
+                                "[--provider=NAME [--level=N] [--keyword=MASK]] [PATTERN...]\n");
                 return 2;
         }
-        if (check_patterns(patterns, n_patterns) < 0)
+        if (check_patterns(argv + 1, n_patterns) < 0)
                 return 2;
+        memcpy(patterns, argv + 1, n_patterns * sizeof(char *));
+        /* The providers' patterns, the level in them when they fit. */
+        owned.first = n_patterns;
+        r = uebctl_filter_patterns(&uebctl_opts.filter, patterns, &n_patterns, EVENT_PATTERNS_MAX);
+        owned.patterns = patterns;
+        owned.end = n_patterns;
+        if (r == -E2BIG) {
+                fprintf(stderr, "error: %zu patterns and %zu providers, at most %u in all\n", (size_t) (argc - 1),
+                        uebctl_opts.filter.n_providers, EVENT_PATTERNS_MAX);
+                return 2;
+        }
+        if (r < 0) {
+                fprintf(stderr, "error: out of memory\n");
+                return 1;
+        }
         format = output_format();
         if (format < 0)
                 return -format;

@@ -38,7 +38,8 @@ static const struct uebctl_command commands[] = {
           "fewer when Events= in uebrokerd.conf is lower):\n"
           "  busctl get-property org.uebroker1 /org/uebroker1 org.uebroker1.Broker MaxEvents\n",
           UEBCTL_OPT_JSON | UEBCTL_OPT_PAGER, uebctl_status },
-        { "record", "[-n N] [-o PATH] PATTERN...", "print records of events as they arrive, decoded",
+        { "record", "[-n N] [-o PATH] [--provider=NAME [--level=N] [--keyword=MASK]] [PATTERN...]",
+          "print records of events as they arrive, decoded",
           "PATTERN is an event name or a shell pattern (fnmatch: * ? [...]) and also\n"
           "matches events registered after the recording started. One line per record:\n"
           "  [received TIME uid U pid P] NAME: FIELD=VALUE...\n"
@@ -61,8 +62,18 @@ static const struct uebctl_command commands[] = {
           "written in time order when the recording ends, clock mono with the date\n"
           "offset, so trace-cmd report shows the same UTC seconds as this command;\n"
           "records lost on the way are marked on the next page (trace-cmd report:\n"
-          "\"CPU:0 [N EVENTS DROPPED]\").\n",
-          UEBCTL_OPT_JSON | UEBCTL_OPT_COUNT | UEBCTL_OPT_OUTPUT | UEBCTL_OPT_FORMAT, uebctl_record },
+          "\"CPU:0 [N EVENTS DROPPED]\").\n"
+          "EventHeader events (OpenTelemetry's user_events, tracepoints named\n"
+          "PROVIDER_L<level>K<keyword>...) are filtered as EventHeader sessions do:\n"
+          "--provider=NAME (repeatable) records that provider's events, now and\n"
+          "registered later; --level=N only levels 1..N (1 critical .. 5 verbose),\n"
+          "asked of the broker by pattern, so higher levels stay disabled in the\n"
+          "writers; --keyword=MASK only events with any bit of MASK, --keyword-all=MASK\n"
+          "with every bit of it (0x hex or decimal), applied to the records received.\n"
+          "With any of them, records of events not of the EventHeader form are not\n"
+          "shown.\n",
+          UEBCTL_OPT_JSON | UEBCTL_OPT_COUNT | UEBCTL_OPT_OUTPUT | UEBCTL_OPT_FORMAT | UEBCTL_OPT_FILTER,
+          uebctl_record },
         { "emit", "'COMMAND' FIELD=VALUE...", "register an event and write one record if enabled",
           "Registers the event COMMAND (NAME followed by its fields, as Register takes\n"
           "it) and, when someone listens, writes one record with the given values.\n"
@@ -90,6 +101,7 @@ static const struct {
         { UEBCTL_OPT_ASK, "--no-ask-password" },
         { UEBCTL_OPT_OUTPUT, "--output" },
         { UEBCTL_OPT_FORMAT, "--format" },
+        { UEBCTL_OPT_FILTER, "--provider, --level, --keyword or --keyword-all" },
 };
 
 static void usage(FILE *out) {
@@ -170,6 +182,10 @@ int main(int argc, char *argv[]) {
                 { "no-ask-password", no_argument, NULL, 'K' },
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, 'F' },
+                { "provider", required_argument, NULL, 'R' },
+                { "level", required_argument, NULL, 'l' },
+                { "keyword", required_argument, NULL, 'k' },
+                { "keyword-all", required_argument, NULL, 'a' },
                 {},
         };
         const struct uebctl_command *command;
@@ -247,6 +263,52 @@ int main(int argc, char *argv[]) {
                         }
                         given |= UEBCTL_OPT_FORMAT;
                         break;
+                case 'R':
+                        if (!uebctl_filter_valid_provider(optarg)) {
+                                fprintf(stderr, "error: --provider takes an EventHeader provider name "
+                                                "(1 to 200 of A-Z a-z 0-9 _), not '%s'\n", optarg);
+                                return 2;
+                        }
+                        if (uebctl_opts.filter.n_providers >= UEBCTL_PROVIDERS_MAX) {
+                                fprintf(stderr, "error: at most %u --provider\n", UEBCTL_PROVIDERS_MAX);
+                                return 2;
+                        }
+                        uebctl_opts.filter.providers[uebctl_opts.filter.n_providers++] = optarg;
+                        given |= UEBCTL_OPT_FILTER;
+                        break;
+                case 'l': {
+                        unsigned long level;
+
+                        errno = 0;
+                        level = strtoul(optarg, &end, 10);
+                        if (errno || *end || !*optarg || *optarg == '-' || level < 1 || level > 255) {
+                                fprintf(stderr, "error: --level takes 1 to 255 (1 critical .. 5 verbose), not '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        uebctl_opts.filter.level = (unsigned) level;
+                        given |= UEBCTL_OPT_FILTER;
+                        break;
+                }
+                case 'k':
+                case 'a': {
+                        uint64_t mask;
+
+                        if (uebctl_filter_parse_keyword(optarg, &mask) < 0) {
+                                fprintf(stderr, "error: --%s takes a non-zero mask, 0x hex or decimal, not '%s'\n",
+                                        c == 'k' ? "keyword" : "keyword-all", optarg);
+                                return 2;
+                        }
+                        if (c == 'k') {
+                                uebctl_opts.filter.keyword_any = mask;
+                                uebctl_opts.filter.has_keyword_any = true;
+                        } else {
+                                uebctl_opts.filter.keyword_all = mask;
+                                uebctl_opts.filter.has_keyword_all = true;
+                        }
+                        given |= UEBCTL_OPT_FILTER;
+                        break;
+                }
                 default:
                         fprintf(stderr, "See uebctl --help.\n");
                         return 2;

@@ -8,6 +8,7 @@
 #include <systemd/sd-bus.h>
 
 #include "broker-bus.h"
+#include "uebctl-filter.h"
 #include "uebroker.h"
 
 /* How machine-readable output is printed (--json=MODE). */
@@ -28,6 +29,7 @@ enum {
         UEBCTL_OPT_ASK = 1u << 4,       /* --no-ask-password */
         UEBCTL_OPT_OUTPUT = 1u << 5,    /* -o/--output=PATH */
         UEBCTL_OPT_FORMAT = 1u << 6,    /* --format=ctf|tracedat */
+        UEBCTL_OPT_FILTER = 1u << 7,    /* --provider, --level, --keyword, --keyword-all */
 };
 
 /* What record -o writes. */
@@ -46,6 +48,7 @@ struct uebctl_options {
         unsigned long long count;       /* 0: no limit */
         const char *output;             /* record -o PATH: a CTF trace or a trace.dat file */
         enum uebctl_record_format format;       /* --format */
+        struct uebctl_filter filter;    /* record's EventHeader filters */
 };
 extern struct uebctl_options uebctl_opts;
 

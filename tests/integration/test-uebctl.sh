@@ -300,6 +300,39 @@ check "EventHeader without metadata decoded" \
         "$(mask_pid "$dir/eh-ok.txt")"
 "$UEBCTL" delete ctl_Bad_L4K1 || fail "delete ctl_Bad_L4K1"
 
+# Record: EventHeader filters (issue #38), as EventHeader sessions filter:
+# the provider and levels 1..N asked of the broker by pattern (a level
+# above stays disabled in the writer), any bit of the keyword mask on what
+# arrives.
+"$UEBCTL" record --count=3 --provider=ehprov --level=3 --keyword=0x5 >"$dir/eh.txt" 2>"$dir/eh.err" &
+record_pid=$!; pids+=("$record_pid")
+wait_recording "$dir/eh.err" "$record_pid"
+grep -q "Recording events matching 3 patterns" "$dir/eh.err" && ok "--provider --level=3: three patterns" ||
+        fail "filter patterns: $(cat "$dir/eh.err")"
+out="$("$UEBCTL" emit 'ehprov_L4K1 u32 a' a=1)"
+check "a level above --level stays disabled in the writer" "ehprov_L4K1: not enabled, nothing written" "$out"
+out="$("$UEBCTL" emit 'ehother_L1K1 u32 a' a=1)"
+check "another provider stays disabled" "ehother_L1K1: not enabled, nothing written" "$out"
+for ev in ehprov_L2K1 ehprov_L3K2 ehprov_L1K4Gmygroup ehprov_L3Kf; do
+        out="$("$UEBCTL" emit "$ev u32 a" a=7)"
+        case "$out" in
+        "$ev: written ("*) ok "emit $ev: within the level, enabled" ;;
+        *) fail "emit $ev: within the level: $out" ;;
+        esac
+done
+record_end
+check "record with filters exits 0" 0 "$record_rc"
+check "only the keyword's events are shown (0x2 is not in 0x5)" "ehprov_L2K1 ehprov_L1K4Gmygroup ehprov_L3Kf" \
+        "$(sed -n 's/^\[[^]]*\] \([A-Za-z0-9_]*\):.*/\1/p' "$dir/eh.txt" | tr '\n' ' ' | sed 's/ $//')"
+out="$("$UEBCTL" record --provider='a*' 2>&1)"; rc=$?
+check "--provider takes a provider name, not a pattern" 2 "$rc"
+out="$("$UEBCTL" list --level=3 2>&1)"; rc=$?
+check "the filters are record's" "2 error: --provider, --level, --keyword or --keyword-all does nothing for uebctl list (see uebctl list --help)" "$rc $out"
+
+for ev in ehprov_L4K1 ehother_L1K1 ehprov_L2K1 ehprov_L3K2 ehprov_L1K4Gmygroup ehprov_L3Kf; do
+        "$UEBCTL" delete "$ev" || fail "delete $ev"
+done
+
 # Bus options: --bus-address overrides the environment.
 out="$(UEBROKER_BUS_ADDRESS=unix:path=/nonexistent "$UEBCTL" --bus-address="$UEBROKER_BUS_ADDRESS" status)" &&
         ok "--bus-address" || fail "--bus-address: $out"
