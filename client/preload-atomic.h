@@ -52,20 +52,14 @@
                 _ok;                                                            \
         })
 
-#define add_fetch_acq_rel(p, n)                                                 \
+/* add_fetch_acq_rel(), sub_fetch_acq_rel(): the new value. */
+#define op_fetch_acq_rel(op, p, n)                                              \
         __extension__({                                                         \
                 __typeof__(*(p)) _v;                                            \
                 ANNOTATE_HAPPENS_BEFORE(p);                                     \
-                _v = __atomic_add_fetch((p), (n), __ATOMIC_ACQ_REL);            \
+                _v = __atomic_##op##_fetch((p), (n), __ATOMIC_ACQ_REL);         \
                 ANNOTATE_HAPPENS_AFTER(p);                                      \
                 _v;                                                             \
         })
-
-#define sub_fetch_acq_rel(p, n)                                                 \
-        __extension__({                                                         \
-                __typeof__(*(p)) _v;                                            \
-                ANNOTATE_HAPPENS_BEFORE(p);                                     \
-                _v = __atomic_sub_fetch((p), (n), __ATOMIC_ACQ_REL);            \
-                ANNOTATE_HAPPENS_AFTER(p);                                      \
-                _v;                                                             \
-        })
+#define add_fetch_acq_rel(p, n) op_fetch_acq_rel(add, p, n)
+#define sub_fetch_acq_rel(p, n) op_fetch_acq_rel(sub, p, n)
