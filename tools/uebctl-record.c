@@ -281,15 +281,20 @@ static void format_record(const struct event_def *def, const struct ueb_record_h
         }
 }
 
-/* Calls @method with @args; returns our own (O_CLOEXEC) descriptor of the
- * stream, or a negative errno with the bus error in @error. */
-static int call_record(sd_bus *bus, const char *method, char **args, sd_bus_error *error) {
+/* Calls @method with the @n strings @args (counted: no NULL needed);
+ * returns our own (O_CLOEXEC) descriptor of the stream, or a negative
+ * errno with the bus error in @error. */
+static int call_record(sd_bus *bus, const char *method, char *const *args, size_t n, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         int fd, r;
 
         r = sd_bus_message_new_method_call(bus, &call, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE, method);
         if (r >= 0)
-                r = sd_bus_message_append_strv(call, args);
+                r = sd_bus_message_open_container(call, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append_basic(call, 's', args[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
         if (r >= 0)
                 r = sd_bus_message_set_allow_interactive_authorization(call, isatty(STDIN_FILENO));
         if (r >= 0)
@@ -313,7 +318,7 @@ static int open_stream(sd_bus *bus, char **patterns, size_t n, bool kernel_pages
         int fd;
 
         if (kernel_pages) {
-                fd = call_record(bus, "RecordKernelPages", patterns, &error);
+                fd = call_record(bus, "RecordKernelPages", patterns, n, &error);
                 if (fd >= 0)
                         return fd;
                 if (!sd_bus_error_has_names(&error, BROKER_ERROR_NOT_SUPPORTED, SD_BUS_ERROR_UNKNOWN_METHOD)) {
@@ -325,12 +330,12 @@ static int open_stream(sd_bus *bus, char **patterns, size_t n, bool kernel_pages
         }
         for (size_t i = 0; i < n; i++)
                 globs = globs || event_pattern_is_glob(patterns[i]);
-        fd = call_record(bus, method, patterns, &error);
+        fd = call_record(bus, method, patterns, n, &error);
         if (fd < 0 && !globs && sd_bus_error_has_name(&error, BROKER_ERROR_NOT_SUPPORTED)) {
                 fprintf(stderr, "note: %s; recording the events that exist now\n", error.message);
                 sd_bus_error_free(&error);
                 method = "Record";
-                fd = call_record(bus, method, patterns, &error);
+                fd = call_record(bus, method, patterns, n, &error);
         }
         if (fd < 0)
                 uebctl_call_failed(method, fd, &error);
@@ -624,7 +629,7 @@ int uebctl_record(int argc, char *argv[]) {
         _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
         struct record_output out = { .json = uebctl_opts.json != UEBCTL_JSON_OFF };
         _cleanup_(patterns_freep) struct owned_patterns owned = {};
-        char *patterns[EVENT_PATTERNS_MAX + 1];
+        char *patterns[EVENT_PATTERNS_MAX];
         sigset_t mask;
         size_t n_patterns = (size_t) (argc - 1), matched;
         int format, status, r;
