@@ -276,8 +276,9 @@ static int check_command_length(struct broker *b, size_t len, sd_bus_error *erro
         return 0;
 }
 
-/* The SPEC.md grammar allows "u:name ...", which would silently create an
- * event called "u" with the flag "name": refuse it with what to write. */
+/* The command grammar (uebroker-event-command(7)) allows "u:name ...",
+ * which would silently create an event called "u" with the flag "name":
+ * refuse it with what to write. */
 static int check_no_prefix(const char *command, sd_bus_error *error) {
         if (strncmp(command, "u:", 2) != 0)
                 return 0;

@@ -5,10 +5,10 @@
  * The events the broker knows and who owns them, kept across restarts in
  * STATE_DIR/events (default /run/uebroker: per boot, as user_events
  * themselves are). One line per event, "UID:INDEX COMMAND\n", COMMAND in
- * the SPEC.md grammar's canonical form, INDEX its status index: a restarted
- * broker gives each event the index it had, so a client's status byte keeps
- * its address (ueb_enabled_address()). "UID COMMAND" lines (older brokers)
- * load with any free index. Written whole to a temporary file and
+ * the canonical form of the command grammar (uebroker-event-command(7)),
+ * INDEX its status index: a restarted broker gives each event the index it
+ * had, so a client's status byte keeps its address (ueb_enabled_address()).
+ * "UID COMMAND" lines (older brokers) load with any free index. Written whole to a temporary file and
  * renamed over the old one, so a crash leaves the old or the new file.
  *
  * Read back at start-up as unused events, each with a full idle period

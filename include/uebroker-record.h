@@ -23,7 +23,7 @@
  * record starts UEB_RECORD_ALIGN_UP(length) bytes after this one, and a
  * message ends after the last record's padding. The payload is the bytes
  * the writer wrote after its u32 write index, as validated against the
- * event's fields (SPEC.md section 5); from a kernel provider, what the
+ * event's fields (uebroker-record.h); from a kernel provider, what the
  * kernel traced: the bytes written plus up to 3 bytes of ring-buffer
  * padding. Integers are in host byte order (the consumer runs on the same
  * machine); no padding in the header. Records of one writer arrive in the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* uebctl status [NAME...]: the broker's status text (SPEC.md section 4),
+/* uebctl status [NAME...]: the broker's status text (org.uebroker1(5), GetStatus),
  * then what its data path counted (the RecordCounters property) if it has
  * any, and what the bus has not delivered of its replies (Delivery); or
  * the state of named events, as systemctl status shows units. */

@@ -14,7 +14,7 @@
  *   struct provider_session  one per client (bus connection): its data file
  *                            and status page
  *
- * Index rules (SPEC.md sections 3 and 4): the broker proposes a status index
+ * Index rules (uebroker-event-command(7), org.uebroker1(5)): the broker proposes a status index
  * (1..4095, never 0) for each new event; a provider whose kernel chooses the
  * index itself returns the one it got. Write indexes belong to a session
  * and are kept in one table, the session's (write-indexes.h): the broker
@@ -38,7 +38,7 @@
  * How the kernel providers map onto this (upstream is written:
  * providers/upstream.c; nothing above this interface changed for it):
  *
- * upstream user_events (Linux 6.4+, shared/UPSTREAM_ABI.md):
+ * upstream user_events (Linux 6.4+, Documentation/trace/user_events.rst):
  *   probe        tracefs user_events_data exists, and user_events_status is
  *                not mmap()able (that is the v1 interface).
  *   event_add    nothing in the kernel yet (a non-PERSIST event exists only

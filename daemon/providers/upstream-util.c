@@ -169,7 +169,7 @@ int upstream_detect_interface(const char *tracefs, char **ret_reason) {
         munmap(m, STATUS_PAGE_SIZE);
 
         /* Both older interfaces print "Max: N" under their events: the
-         * original had one byte per event (Max: 4096, SPEC.md section 6),
+         * original had one byte per event (Max: 4096, kernel/README.md),
          * 5.18-6.3's bitmap one bit per event (Max: PAGE_SIZE * 8 = 32768).
          * That is what tells them apart; their struct user_reg differs
          * (status_index vs status_bit) though the ioctl number is the same. */

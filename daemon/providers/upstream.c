@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * The upstream provider: Linux 6.4+ user_events (shared/UPSTREAM_ABI.md).
+ * The upstream provider: Linux 6.4+ user_events (Documentation/trace/user_events.rst).
  *
  * Events live in the kernel, where ftrace and perf see them; the broker
  * only registers. Per session (bus connection):

@@ -2,7 +2,7 @@
 /*
  * The format file of every type, byte for byte what the project's
  * `uebctl format` prints for the same command (with the real ID), and the
- * print fmt lines SPEC.md gives as examples.
+ * print fmt lines uebroker-event-command(7) gives as examples.
  */
 #include "ue_lib.h"
 

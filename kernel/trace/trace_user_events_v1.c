@@ -11,9 +11,9 @@
  * Events live under events/user_events/NAME/ and in dynamic_events as
  * "u:NAME fields".
  *
- * Written for uebroker (its SPEC.md sections 2 to 6 describe the
- * behaviour); see kernel/README.md there for how it differs from the
- * proposal and from today's upstream user_events.
+ * Written for uebroker (its uebroker-event-command(7) and kernel/README.md
+ * describe the behaviour; kernel/README.md says how it differs from the
+ * proposal and from today's upstream user_events).
  *
  * Locking: event_mutex guards the event table, the status-index bitmap,
  * each event's users count and every data file's registration table. The

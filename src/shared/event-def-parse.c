@@ -6,7 +6,7 @@
  *     field := type name [size]
  *
  * It accepts what the kernel accepts, with the stricter name rules of
- * SPEC.md, and tokenizes fields exactly like the kernel (single spaces
+ * uebroker-event-command(7), and tokenizes fields exactly like the kernel (single spaces
  * separate words), so "u32  a" and "u32 a " are refused here as there.
  */
 #include "event-def.h"

@@ -3,9 +3,9 @@
 
 /*
  * The event-definition library: parses user_events registration commands
- * (SPEC.md section 2), renders them back (canonical text, print fmt,
+ * (uebroker-event-command(7)), renders them back (canonical text, print fmt,
  * tracefs format file), matches delete specifications and validates
- * payloads (SPEC.md section 3).
+ * payloads (uebroker-event-command(7), RECORDS).
  *
  * No global state. Every function is safe on inputs of any length and
  * content. Ownership: event_def_parse*() returns a heap object owned by the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The status page and its text form (SPEC.md section 4). */
+/* The status page and its text form (org.uebroker1(5), GetStatus). */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
 
 /*
  * The kernel's user_events ioctl structures, our own copies
- * (shared/UPSTREAM_ABI.md): the build machines' <linux/user_events.h> may
+ * (Documentation/trace/user_events.rst): the build machines' <linux/user_events.h> may
  * be the 6.1 one, whose struct user_reg is the 5.18-6.3 layout under the
  * same name and ioctl number. The upstream provider speaks them to the
  * kernel, the preload library (client/preload*.c) answers programs that
@@ -41,7 +41,7 @@ _Static_assert(sizeof(struct upstream_user_unreg) == 16, "struct user_unreg is 1
 #define UPSTREAM_DIAG_IOCSDEL _IOW(UPSTREAM_DIAG_IOC_MAGIC, 1, char *)
 #define UPSTREAM_DIAG_IOCSUNREG _IOW(UPSTREAM_DIAG_IOC_MAGIC, 2, struct upstream_user_unreg *)
 
-/* The original interface (SPEC.md section 6) as the kernel provider of
+/* The original interface (kernel/README.md) as the kernel provider of
  * kernel/ speaks it (kernel/include/uapi/linux/user_events.h; copied here
  * for the same reason): providers/v1.c. */
 struct v1_user_reg {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target: the payload validator and the dynamic-field decoder.
  * The first input byte picks one of a fixed set of events, the rest is the
- * payload. Both functions are compared with a plain model of SPEC.md
+ * payload. Both functions are compared with a plain model of uebroker-event-command(7)
  * section 3 written with 64-bit arithmetic. */
 #include <errno.h>
 #include <stdint.h>
@@ -43,7 +43,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         return 0;
 }
 
-/* What SPEC.md section 3 says about one dynamic field: 0 with its span,
+/* What uebroker-event-command(7), RECORDS says about one dynamic field: 0 with its span,
  * -EINVAL if the payload does not even hold the field, else -EFAULT. */
 static int model_span(const struct event_field *f, const uint8_t *p, size_t len, uint64_t *ret_start,
                       uint64_t *ret_size) {

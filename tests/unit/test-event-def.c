@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The registration-command parser, canonical text, equality and the delete
- * match rule (SPEC.md section 2). */
+ * match rule (uebroker-event-command(7)). */
 #include "check-tap.h"
 #include "event-def-assert.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* print fmt and the tracefs format file (SPEC.md section 2). The expected
+/* print fmt and the tracefs format file (uebroker-event-command(7)). The expected
  * texts of the gt_* cases are byte for byte what Linux 6.12 showed under
  * events/user_events/NAME/format for the same commands. */
 #include "check-tap.h"

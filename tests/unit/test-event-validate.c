@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The payload validator and the dynamic-field decoder (SPEC.md section 3).
+/* The payload validator and the dynamic-field decoder (uebroker-event-command(7), RECORDS).
  * A payload is what follows the u32 write index; the record the kernel
  * builds is the 8-byte common header followed by the payload, and
  * __data_loc offsets count from the start of that record. */
@@ -339,7 +339,7 @@ START_TEST(test_ground_truth_t_dl) {
         put_u32(p, 12, dyn_loc(29 - 16, 9)); /* words one past the end */
         ck_assert_int_eq(event_def_validate_payload(ev, p, 37), -EFAULT);
 
-        /* Stricter than 6.12, which accepts these (SPEC.md: the header is
+        /* Stricter than 6.12, which accepts these (uebroker-event-command(7): the header is
          * not part of the payload; a char field must end in NUL). */
         t_dl_payload(p);
         put_u32(p, 0, dyn_loc(0, 8));

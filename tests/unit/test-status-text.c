@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The status file's text form (SPEC.md section 4). */
+/* The status file's text form (org.uebroker1(5), GetStatus). */
 #include "check-tap.h"
 #include "event-def-assert.h"
 #include "status-text.h"

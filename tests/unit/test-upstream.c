@@ -295,7 +295,7 @@ START_TEST(test_status_lines) {
 END_TEST
 
 START_TEST(test_abi_numbers) {
-        /* include/uapi/linux/user_events.h, shared/UPSTREAM_ABI.md. */
+        /* include/uapi/linux/user_events.h, Documentation/trace/user_events.rst. */
         ck_assert_uint_eq(UPSTREAM_DIAG_IOCSREG, 0xc0082a00u);
         ck_assert_uint_eq(UPSTREAM_DIAG_IOCSDEL, 0x40082a01u);
         ck_assert_uint_eq(UPSTREAM_DIAG_IOCSUNREG, 0x40082a02u);
