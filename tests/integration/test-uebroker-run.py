@@ -372,7 +372,7 @@ class PreloadCasesTest(unittest.TestCase):
     """Each case of preload-cases.c without uebroker-run (the program
     itself is right: it passes on its stand-in) and with it."""
 
-    def run_case(self, case, timeout=60, feed=None, preload_too=True, wrap=()):
+    def run_case(self, case, timeout=60, feed=None, preload_too=True, wrap=(), must_register=True):
         prog = os.environ['PRELOAD_CASES']
         runs = [(as_bin(*wrap, prog, case), False)] + \
             ([(through_broker(*wrap, prog, case), True)] if preload_too else [])
@@ -383,7 +383,7 @@ class PreloadCasesTest(unittest.TestCase):
                 self.assertEqual(rc, 0, f'{case} (preload {preload}): exit {rc}, stdout {out!r}, stderr {err!r}')
                 self.assertIn('ok\n', out)
                 count = int(re.search(r'^registered ([0-9]+)$', out, re.M).group(1))
-                if preload:
+                if preload and must_register:
                     self.assertGreater(count, 0, out)
                 else:
                     self.assertEqual(count, 0, out)
@@ -417,7 +417,10 @@ class PreloadCasesTest(unittest.TestCase):
             return
         self.assertTrue(shutil.which('valgrind'), 'valgrind is missing (apt-get install valgrind)')
         helgrind = ('valgrind', '--tool=helgrind', '-q', '--error-exitcode=3')
-        self.run_case('signal-close', timeout=900, wrap=helgrind)
+        # Under helgrind (and a broker under valgrind, as CI runs it) the
+        # case's alarms (0.1 to 4 ms) can beat every registration: here the
+        # test is helgrind's verdict and that nothing hangs or fails.
+        self.run_case('signal-close', timeout=900, wrap=helgrind, must_register=False)
         # In a fork()ed child helgrind still counts the accesses of the
         # parent's threads, which the child does not have: the library
         # forgets its own records' history there (hg_forget_range()), and
