@@ -29,7 +29,7 @@
 #include "macro.h"
 #include "message-ids.h"
 #include "polkit.h"
-#include "session.h"
+#include "peer.h"
 #include "status-text.h"
 
 static unsigned broker_max_events(const struct broker *b) {
@@ -90,24 +90,24 @@ static void refused_event_name(sd_bus_message *m, char *buf, size_t size) {
 
 static const struct delivery_cost small_reply = { .bytes = SMALL_REPLY_BYTES };
 
-static int refuse_undelivered(struct broker *b, struct session *s, sd_bus_error *error) {
-        return delivery_set_busy_error(b->delivery, s->uid, 0, error);
+static int refuse_undelivered(struct broker *b, struct peer *p, sd_bus_error *error) {
+        return delivery_set_busy_error(b->delivery, p->uid, 0, error);
 }
 
 /* Sends @reply to session @s through its ledger: now, or once the bus has
  * delivered enough of what went before (delivery.h). 1: sent or held;
  * negative: refused, @error set. */
-static int reply_to(struct broker *b, struct session *s, sd_bus_message *call, sd_bus_message *reply,
+static int reply_to(struct broker *b, struct peer *p, sd_bus_message *call, sd_bus_message *reply,
                     struct delivery_cost cost, sd_bus_error *error) {
-        int r = delivery_send(&s->ledger, call, reply, cost, true);
+        int r = delivery_send(&p->ledger, call, reply, cost, true);
 
         if (r == -EBUSY)
-                return refuse_undelivered(b, s, error);
+                return refuse_undelivered(b, p, error);
         return r < 0 ? r : 1;
 }
 
 /* A method return of @m with @types and what follows, through reply_to(). */
-static int reply_with(struct broker *b, struct session *s, sd_bus_message *m, struct delivery_cost cost,
+static int reply_with(struct broker *b, struct peer *p, sd_bus_message *m, struct delivery_cost cost,
                       sd_bus_error *error, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         va_list ap;
@@ -125,13 +125,13 @@ static int reply_with(struct broker *b, struct session *s, sd_bus_message *m, st
                 if (r < 0)
                         return r;
         }
-        return reply_to(b, s, m, reply, cost, error);
+        return reply_to(b, p, m, reply, cost, error);
 }
 
 /* An error for an identified caller goes through its ledger too; when
  * even the error does not fit, the call gets no reply: a client that does
  * not read its replies would not read that one either. */
-static int reply_error_to(struct broker *b, struct session *s, sd_bus_message *m, sd_bus_error *error) {
+static int reply_error_to(struct broker *b, struct peer *p, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
@@ -140,11 +140,11 @@ static int reply_error_to(struct broker *b, struct session *s, sd_bus_message *m
         r = sd_bus_message_new_method_error(m, &reply, error);
         if (r < 0)
                 return r;
-        r = delivery_send(&s->ledger, m, reply, delivery_error_cost(error), true);
+        r = delivery_send(&p->ledger, m, reply, delivery_error_cost(error), true);
         if (r == -EBUSY)
                 delivery_count_dropped(b->delivery);
         else if (r < 0)
-                log_debug_errno(r, "Cannot send an error to %s: %m", s->bus_name);
+                log_debug_errno(r, "Cannot send an error to %s: %m", p->bus_name);
         sd_bus_error_free(error);
         return 1;
 }
@@ -165,30 +165,30 @@ static int reply_error_to(struct broker *b, struct session *s, sd_bus_message *m
 #define LARGE_REPLY_ALL_BURST_KIB 16384u
 #define LARGE_REPLY_ALL_KIB_PER_SEC 65536u      /* 64 MiB/s for all uids together */
 
-static int check_deliverable(struct broker *b, struct session *s, struct delivery_cost cost, bool may_hold,
+static int check_deliverable(struct broker *b, struct peer *p, struct delivery_cost cost, bool may_hold,
                              sd_bus_error *error) {
         uint64_t wait_usec = 0;
         int r;
 
-        if (delivery_check(&s->ledger, cost, may_hold) == DELIVERY_REFUSE)
-                return refuse_undelivered(b, s, error);
+        if (delivery_check(&p->ledger, cost, may_hold) == DELIVERY_REFUSE)
+                return refuse_undelivered(b, p, error);
         if (cost.bytes < LARGE_REPLY_BYTES)
                 return 0;
-        r = user_charges_rate_allowed(&b->charges, s->uid, RATE_LARGE_REPLY_KIB, &wait_usec);
+        r = user_charges_rate_allowed(&b->charges, p->uid, RATE_LARGE_REPLY_KIB, &wait_usec);
         if (r == -EDQUOT || r == -ENOSPC)
                 return sd_bus_error_setf(error, BROKER_ERROR_BUSY,
                                          "uid %u asked for more large replies (ListEvents, GetStatus) than the broker "
                                          "builds for %s (%u MiB a second); try again in %" PRIu64 " ms",
-                                         (unsigned) s->uid, r == -EDQUOT ? "one user" : "all users together",
+                                         (unsigned) p->uid, r == -EDQUOT ? "one user" : "all users together",
                                          (r == -EDQUOT ? LARGE_REPLY_KIB_PER_SEC : LARGE_REPLY_ALL_KIB_PER_SEC) / 1024u,
                                          wait_usec == UINT64_MAX ? UINT64_MAX : DIV_ROUND_UP(wait_usec, UINT64_C(1000)));
         return r;
 }
 
 /* A large reply of @bytes was built for @s: its uid pays for it. */
-static void large_reply_built(struct broker *b, struct session *s, uint64_t bytes) {
+static void large_reply_built(struct broker *b, struct peer *p, uint64_t bytes) {
         if (bytes >= LARGE_REPLY_BYTES)
-                user_charges_rate_charge(&b->charges, s->uid, RATE_LARGE_REPLY_KIB, DIV_ROUND_UP(bytes, UINT64_C(1024)));
+                user_charges_rate_charge(&b->charges, p->uid, RATE_LARGE_REPLY_KIB, DIV_ROUND_UP(bytes, UINT64_C(1024)));
 }
 
 /* Every handler's result goes through here: refusals are logged, rate
@@ -196,22 +196,22 @@ static void large_reply_built(struct broker *b, struct session *s, uint64_t byte
 static int refused(struct broker *b, sd_bus_message *m, int r, sd_bus_error *error) {
         char event[EVENT_NAME_MAX + 1];
         struct log_about about = { .message_id = UEB_MESSAGE_CALL_REFUSED, .uid = LOG_UID_NONE, .event = event };
-        struct session *s;
+        struct peer *p;
 
         if (r >= 0 || !sd_bus_error_is_set(error))
                 return r;
         refused_event_name(m, event, sizeof(event));
-        s = session_find(&b->sessions, sd_bus_message_get_sender(m) ?: "");
-        if (s && s->identified) {
-                about.uid = s->uid;
-                about.pid = s->pid;
+        p = peer_find(&b->peers, sd_bus_message_get_sender(m) ?: "");
+        if (p && p->identified) {
+                about.uid = p->uid;
+                about.pid = p->pid;
         }
         log_limited(&b->refusal_ratelimit, "refusals", &about, "Refused %s of %s: %s: %s",
                     sd_bus_message_get_member(m), sd_bus_message_get_sender(m) ?: "?",
                     error->name ?: "?", error->message ?: "");
-        if (!s || !s->identified)
+        if (!p || !p->identified)
                 return r;       /* sd-bus answers: no ledger yet */
-        return reply_error_to(b, s, m, error);
+        return reply_error_to(b, p, m, error);
 }
 
 static void save_events(struct broker *b) {
@@ -291,7 +291,7 @@ static int check_no_prefix(const char *command, sd_bus_error *error) {
  * (by a reload) for a name that an event of another owner already has
  * takes effect when the name is free: until the event is deleted or
  * evicted, its owner keeps using it. @ev is the existing event, or NULL. */
-static int check_reservation(struct broker *b, struct session *s, const char *name, const struct broker_event *ev,
+static int check_reservation(struct broker *b, struct peer *p, const char *name, const struct broker_event *ev,
                              bool *ret_reserved_for_caller, sd_bus_error *error) {
         _cleanup_free_ gid_t *gids = NULL;
         const struct name_reservation *res;
@@ -300,14 +300,14 @@ static int check_reservation(struct broker *b, struct session *s, const char *na
         *ret_reserved_for_caller = false;
         if (!b->reservations)
                 return 1;
-        if (ev && ev->owner_uid == s->uid)
+        if (ev && ev->owner_uid == p->uid)
                 return 1;
         res = name_reservations_find(b->reservations, name);
         if (!res)
                 return 1;
-        if (res->is_group && s->uid != 0)
-                (void) user_groups(s->uid, &gids, &n_gids);
-        if (name_reservation_allows(res, s->uid, gids, n_gids)) {
+        if (res->is_group && p->uid != 0)
+                (void) user_groups(p->uid, &gids, &n_gids);
+        if (name_reservation_allows(res, p->uid, gids, n_gids)) {
                 *ret_reserved_for_caller = true;
                 return 1;
         }
@@ -331,12 +331,18 @@ static int refuse_crowded(struct broker *b, uid_t uid, enum charge_kind kind, sd
                                  user_charges_holders_text(&b->charges, kind, holders, sizeof(holders)));
 }
 
-static int refuse_clients_share(struct broker *b, struct session *s, int r, sd_bus_error *error) {
+static int refuse_clients_share(struct broker *b, struct peer *p, int r, sd_bus_error *error) {
         if (r == -EUSERS)
-                return refuse_crowded(b, s->uid, CHARGE_CLIENTS, error);
+                return refuse_crowded(b, p->uid, CHARGE_CLIENTS, error);
+        if (r == -ENOSPC)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "the broker already serves %" PRIu64 " data sessions (Clients=%s); try "
+                                         "again once some have closed", b->charges.bounds.kind[CHARGE_CLIENTS].pool,
+                                         LIMIT_WHERE(b, "Clients"));
         return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                 "uid %u already has %u connections holding registrations (ClientsPerUser=%s)",
-                                 (unsigned) s->uid, b->limits.clients_per_user,
+                                 "uid %u already has %u data sessions holding registrations or opened "
+                                 "(ClientsPerUser=%s); close some (Close, or end their connections)",
+                                 (unsigned) p->uid, b->limits.clients_per_user,
                                  LIMIT_WHERE(b, "ClientsPerUser"));
 }
 
@@ -417,11 +423,38 @@ static void eviction_undo(struct broker *b, struct eviction *e) {
 /* Register's reply: the data file and the status page; Authorize's: the
  * data file. */
 static const struct delivery_cost register_reply_cost = { .fds = 2, .bytes = SMALL_REPLY_BYTES };
+/* The data session a call names and its peer, identified: the
+ * connection's own at BROKER_OBJECT_PATH, one it opened at its
+ * BROKER_SESSION_PATH_PREFIX path. As peer_identify(): 1 with both set, 0
+ * when the call waits for identification, negative errno with @error set. */
+static int identify_data_session(struct broker *b, sd_bus_message *m, sd_bus_error *error, struct peer **ret_peer,
+                                 struct data_session **ret) {
+        const char *path = sd_bus_message_get_path(m);
+        struct data_session *ds = NULL;
+        struct peer *p;
+        uint64_t id;
+        int r;
+
+        r = peer_identify(&b->peers, m, error, &p);
+        if (r <= 0)
+                return r;
+        if (data_session_path_id(path, &id) >= 0)
+                ds = peer_session(p, id);
+        if (!ds)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT,
+                                         "%s is not a data session of this connection: open one with OpenSession "
+                                         "on %s, and call its methods on the connection that opened it",
+                                         path ?: "(no path)", BROKER_OBJECT_PATH);
+        *ret_peer = p;
+        *ret = ds;
+        return 1;
+}
+
 static const struct delivery_cost authorize_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
 
 /* Register, and Authorize (@grant): the same validation, authorization and
  * admission; Register then registers the event on the caller's data file,
- * Authorize only grants it, for the caller's own DIAG_IOCSREG (session.h,
+ * Authorize only grants it, for the caller's own DIAG_IOCSREG (data-session.h,
  * Grants). */
 static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bus_error *error) {
         const struct delivery_cost reply_cost = grant ? authorize_reply_cost : register_reply_cost;
@@ -430,7 +463,8 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
         struct event_error parse_error = { 0 };
         struct broker_event *ev, *victim = NULL;
         enum admission verdict = ADMISSION_ADMIT;
-        struct session *s;
+        struct data_session *ds;
+        struct peer *p;
         const char *command, *action;
         bool reserved_for_caller, created_event = false;
         uint32_t write_index;
@@ -459,28 +493,28 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                                          "nothing can register on it but the broker: call Register instead",
                                          provider_link_name(&b->link));
 
-        /* Identify: the session knows, or the bus is asked once. */
-        r = session_identify(&b->sessions, m, error, &s);
+        /* Identify: the peer knows, or the bus is asked once. */
+        r = identify_data_session(b, m, error, &p, &ds);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        if (grant && s->indexes.n > 0)
+        if (grant && ds->indexes.n > 0)
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
-                                        "this connection has registered events through the broker (Register); "
-                                        "Authorize definitions on another connection, whose data file is then "
+                                        "this data session has registered events through the broker (Register); "
+                                        "Authorize definitions on another (OpenSession), whose data file is then "
                                         "the caller's to register on");
-        if (!grant && session_registers_itself(s))
+        if (!grant && data_session_registers_itself(ds))
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
-                                        "this connection registers its events itself (Authorize); call Register "
-                                        "on another connection");
+                                        "this data session registers its events itself (Authorize); call Register "
+                                        "on another (OpenSession)");
         r = check_outgoing_backlog(b, error);
         if (r < 0)
                 return r;
-        r = check_deliverable(b, s, reply_cost, true, error);
+        r = check_deliverable(b, p, reply_cost, true, error);
         if (r < 0)
                 return r;
 
         ev = event_registry_find(&b->registry, def->name);
-        r = check_reservation(b, s, def->name, ev, &reserved_for_caller, error);
+        r = check_reservation(b, p, def->name, ev, &reserved_for_caller, error);
         if (r < 0)
                 return r;
         if (ev && !event_def_equal(ev->def, def)) {
@@ -492,24 +526,24 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
         }
 
         /* Authorize: a name reserved for the caller is the caller's. */
-        action = ev && ev->owner_uid != s->uid && !reserved_for_caller ? "org.uebroker1.register-foreign" :
+        action = ev && ev->owner_uid != p->uid && !reserved_for_caller ? "org.uebroker1.register-foreign" :
                                                                           "org.uebroker1.register";
-        r = polkit_check(b->polkit, m, action, sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid,
-                         s->pid, error);
+        r = polkit_check(b->polkit, m, action, sd_bus_message_get_allow_interactive_authorization(m) > 0, p->uid,
+                         p->pid, error);
         if (r <= 0)
                 return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
 
         /* Decide. */
-        if (ev && (grant ? session_is_granted(s, ev) : session_find_registration(s, ev, &write_index) == 0))
+        if (ev && (grant ? data_session_is_granted(ds, ev) : data_session_find_registration(ds, ev, &write_index) == 0))
                 goto reply;
-        if (!s->provider_session) {
-                r = user_charges_check(&b->charges, s->uid, CHARGE_CLIENTS, 1);
+        if (ds->client_charge.amount == 0) {
+                r = user_charges_check(&b->charges, p->uid, CHARGE_CLIENTS, 1);
                 if (r < 0)
-                        return refuse_clients_share(b, s, r, error);
+                        return refuse_clients_share(b, p, r, error);
         }
-        if (session_n_events(s) >= b->limits.events_per_client)
+        if (data_session_n_events(ds) >= b->limits.events_per_client)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                         "this connection already holds %u registrations (EventsPerClient=%s)",
+                                         "this data session already holds %u registrations (EventsPerClient=%s)",
                                          b->limits.events_per_client, LIMIT_WHERE(b, "EventsPerClient"));
         if (!ev) {
                 struct admission_limits limits = {
@@ -518,27 +552,27 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                         .unused_expiry_usec = (uint64_t) b->limits.unused_event_expiry_sec * 1000000u,
                 };
 
-                verdict = admission_for_new_event(&b->registry, s->uid,
-                                                  user_charges_exempt(&b->charges, s->uid, CHARGE_EVENTS),
-                                                  user_charges_check(&b->charges, s->uid, CHARGE_EVENTS, 1) == -EUSERS,
+                verdict = admission_for_new_event(&b->registry, p->uid,
+                                                  user_charges_exempt(&b->charges, p->uid, CHARGE_EVENTS),
+                                                  user_charges_check(&b->charges, p->uid, CHARGE_EVENTS, 1) == -EUSERS,
                                                   b->registry.now_usec(), &limits, &victim);
                 if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
-                        return refuse_admission(b, verdict, s->uid, def->name, error);
-                r = take_new_event(b, s->uid, def->name, error);
+                        return refuse_admission(b, verdict, p->uid, def->name, error);
+                r = take_new_event(b, p->uid, def->name, error);
                 if (r < 0)
                         return r;
         }
 
         /* Change state: provider session, event, registration. */
-        r = session_open_provider(s);
+        r = data_session_open_provider(ds);
         if (r == -EDQUOT || r == -EUSERS)
-                return refuse_clients_share(b, s, r, error);
+                return refuse_clients_share(b, p, r, error);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
                 if (victim)
-                        evict(b, victim, def->name, s->uid, &evicted);
-                r = event_registry_add(&b->registry, def, s->uid, &ev);
+                        evict(b, victim, def->name, p->uid, &evicted);
+                r = event_registry_add(&b->registry, def, p->uid, &ev);
                 if (r < 0) {
                         eviction_undo(b, &evicted);
                         if (r == -ENOSPC)
@@ -550,12 +584,12 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                 def = NULL;     /* owned by the registry now */
                 created_event = true;
         }
-        r = grant ? session_grant(s, ev) : session_register(s, ev, &write_index);
+        r = grant ? data_session_grant(ds, ev) : data_session_register(ds, ev, &write_index);
         if (r < 0) {
                 if (r == -ENOSPC)
                         sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                          "cannot register event %s: too many distinct events on this connection "
-                                          "(%u); reconnect", ev->def->name, WRITE_INDEXES_MAX);
+                                          "cannot register event %s: too many distinct events on this data session "
+                                          "(%u); open another (OpenSession)", ev->def->name, WRITE_INDEXES_MAX);
                 else if (r == -EADDRINUSE)
                         /* The kernel's own answer: the broker's registry
                          * had no such name. */
@@ -579,20 +613,20 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
         if (created_event) {
                 log_limited(&b->event_log_ratelimit, "event changes",
                             &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_CREATED, .event = ev->def->name,
-                                                  .uid = s->uid, .pid = s->pid },
+                                                  .uid = p->uid, .pid = p->pid },
                             "Event %s created by uid %u (pid %d) with status index %u.", ev->def->name,
-                            (unsigned) s->uid, (int) s->pid, ev->status_index);
+                            (unsigned) p->uid, (int) p->pid, ev->status_index);
                 events_changed_reply_follows(b);
         }
 
 reply:
         event_registry_touch(&b->registry, ev);
         if (grant)
-                return reply_with(b, s, m, reply_cost, error, "h",
-                                  provider_link_session_data_fd(&b->link, s->provider_session));
-        return reply_with(b, s, m, reply_cost, error, "hhuu",
-                          provider_link_session_data_fd(&b->link, s->provider_session),
-                          provider_link_session_status_fd(&b->link, s->provider_session),
+                return reply_with(b, p, m, reply_cost, error, "h",
+                                  provider_link_session_data_fd(&b->link, ds->provider_session));
+        return reply_with(b, p, m, reply_cost, error, "hhuu",
+                          provider_link_session_data_fd(&b->link, ds->provider_session),
+                          provider_link_session_status_fd(&b->link, ds->provider_session),
                           ev->status_index, write_index);
 }
 
@@ -605,7 +639,8 @@ static int method_authorize(sd_bus_message *m, void *userdata, sd_bus_error *err
 }
 
 static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
-        struct session *s;
+        struct data_session *ds;
+        struct peer *p;
         uint32_t write_index;
         int r;
 
@@ -615,18 +650,18 @@ static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *e
 
         /* Acts only on the caller's own registrations: nothing to authorize
          * (identified all the same, so that its replies have a ledger). */
-        r = session_identify(&b->sessions, m, error, &s);
+        r = identify_data_session(b, m, error, &p, &ds);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = s->provider_session ? session_unregister(s, write_index) : -ENOENT;
+        r = data_session_unregister(ds, write_index);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                         "write index %u is not registered on this connection; pass a write_index "
-                                         "that Register returned on this same connection", write_index);
+                                         "write index %u is not registered on this data session; pass a "
+                                         "write_index that Register returned on this same object", write_index);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot unregister write index %u: %m", write_index);
 
-        return reply_with(b, s, m, small_reply, error, NULL);
+        return reply_with(b, p, m, small_reply, error, NULL);
 }
 
 static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -639,7 +674,8 @@ static const struct delivery_cost ring_reply_cost = { .fds = 1, .bytes = SMALL_R
  * authorize beyond what its Register was. */
 static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_close_ int fd = -EBADF;
-        struct session *s;
+        struct data_session *ds;
+        struct peer *p;
         uint32_t requested, size = 0;
         int r;
 
@@ -647,29 +683,31 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         if (r < 0)
                 return r;
 
-        s = session_find(&b->sessions, sd_bus_message_get_sender(m) ?: "");
-        if (!s || !s->provider_session || s->indexes.n_active == 0)
+        r = identify_data_session(b, m, error, &p, &ds);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        if (!ds->provider_session || ds->indexes.n_active == 0)
                 return sd_bus_error_set(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                        "this connection holds no registration; Register an event on it first "
-                                        "(a ring lives while its connection holds one)");
-        r = check_deliverable(b, s, ring_reply_cost, true, error);
+                                        "this data session holds no registration; Register an event on it first "
+                                        "(a ring lives while its data session holds one)");
+        r = check_deliverable(b, p, ring_reply_cost, true, error);
         if (r < 0)
                 return r;
-        fd = session_open_ring(s, requested, &size);
+        fd = data_session_open_ring(ds, requested, &size);
         if (fd == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, BROKER_ERROR_NOT_SUPPORTED,
                                          "the %s provider has no rings; write to the data file",
                                          provider_link_name(&b->link));
         if (fd == -EBUSY)
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
-                                        "this connection has a ring already; keep using it");
+                                        "this data session has a ring already; keep using it");
         if (fd == -EUSERS)
-                return refuse_crowded(b, s->uid, CHARGE_RING_BYTES, error);
+                return refuse_crowded(b, p->uid, CHARGE_RING_BYTES, error);
         if (fd == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u has used its share of the memory for rings (RingMemoryPerUserKiB=%"
                                          PRIu64 "%s); write to the data file instead, or close a connection",
-                                         (unsigned) s->uid, b->charges.bounds.kind[CHARGE_RING_BYTES].share / 1024u,
+                                         (unsigned) p->uid, b->charges.bounds.kind[CHARGE_RING_BYTES].share / 1024u,
                                          LIMIT_WHERE(b, "RingMemoryPerUserKiB"));
         if (fd == -ENOSPC)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
@@ -682,11 +720,64 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
 
         /* The reply carries a dup; ours closes on return: the broker keeps
          * the mapping only. */
-        return reply_with(b, s, m, ring_reply_cost, error, "hu", fd, size);
+        return reply_with(b, p, m, ring_reply_cost, error, "hu", fd, size);
 }
 
 static int method_open_ring(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return refused(userdata, m, open_ring(userdata, m, error), error);
+}
+
+static const struct delivery_cost open_session_reply_cost = { .bytes = SMALL_REPLY_BYTES };
+
+/* A data session beside the connection's own: charged at once, like a
+ * data file; nothing to authorize until something registers on it. */
+static int open_session(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        char path[DATA_SESSION_PATH_MAX];
+        struct data_session *ds;
+        struct peer *p;
+        int r;
+
+        r = peer_identify(&b->peers, m, error, &p);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = check_deliverable(b, p, open_session_reply_cost, true, error);
+        if (r < 0)
+                return r;
+        r = peer_open_session(p, &ds);
+        if (r == -EDQUOT || r == -EUSERS || r == -ENOSPC)
+                return refuse_clients_share(b, p, r, error);
+        if (r == -EMFILE)
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "this connection already has %u data sessions open; Close some",
+                                         PEER_SESSIONS_MAX);
+        if (r < 0)
+                return broker_error_set_errnof(error, r, "cannot open a data session: %m");
+        return reply_with(b, p, m, open_session_reply_cost, error, "o", data_session_path(ds, path));
+}
+
+static int method_open_session(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, open_session(userdata, m, error), error);
+}
+
+/* Ends a data session the connection opened, as its connection's end
+ * would: its registrations and grants go, its data file stops counting. */
+static int close_session(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        struct data_session *ds;
+        struct peer *p;
+        int r;
+
+        r = identify_data_session(b, m, error, &p, &ds);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        if (ds->id == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                        "a connection's own data session ends with the connection");
+        peer_close_session(ds);
+        return reply_with(b, p, m, small_reply, error, NULL);
+}
+
+static int method_close_session(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return refused(userdata, m, close_session(userdata, m, error), error);
 }
 
 static bool event_name_plausible(const char *name) {
@@ -698,26 +789,27 @@ static bool event_name_plausible(const char *name) {
 /* Drops one of the caller's own grants (Authorize), for a client whose
  * own DIAG_IOCSREG the kernel then refused: nothing to authorize. */
 static int withdraw_grant(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
+        struct data_session *ds;
         struct broker_event *ev;
-        struct session *s;
+        struct peer *p;
         const char *name;
         int r;
 
         r = sd_bus_message_read(m, "s", &name);
         if (r < 0)
                 return r;
-        r = session_identify(&b->sessions, m, error, &s);
+        r = identify_data_session(b, m, error, &p, &ds);
         if (r <= 0)
                 return r < 0 ? r : 1;
         ev = event_name_plausible(name) ? event_registry_find(&b->registry, name) : NULL;
-        r = ev ? session_withdraw(s, ev) : -ENOENT;
+        r = ev ? data_session_withdraw(ds, ev) : -ENOENT;
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BROKER_ERROR_NO_SUCH_EVENT,
-                                         "this connection holds no grant of an event called %.*s; pass a name "
-                                         "Authorize granted on this same connection", (int) EVENT_NAME_MAX, name);
+                                         "this data session holds no grant of an event called %.*s; pass a name "
+                                         "Authorize granted on this same object", (int) EVENT_NAME_MAX, name);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot withdraw the grant of %s: %m", ev->def->name);
-        return reply_with(b, s, m, small_reply, error, NULL);
+        return reply_with(b, p, m, small_reply, error, NULL);
 }
 
 static int method_withdraw(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -726,7 +818,7 @@ static int method_withdraw(sd_bus_message *m, void *userdata, sd_bus_error *erro
 
 static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         struct broker_event *ev;
-        struct session *s;
+        struct peer *p;
         const char *name;
         int interactive, r;
 
@@ -738,10 +830,10 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                                          "no event has a name of %zu bytes (names are 1 to %u bytes)", strlen(name),
                                          (unsigned) EVENT_NAME_MAX);
 
-        r = session_identify(&b->sessions, m, error, &s);
+        r = peer_identify(&b->peers, m, error, &p);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = polkit_check(b->polkit, m, "org.uebroker1.delete", interactive, s->uid, s->pid, error);
+        r = polkit_check(b->polkit, m, "org.uebroker1.delete", interactive, p->uid, p->pid, error);
         if (r <= 0)
                 return r < 0 ? r : 1;
 
@@ -763,12 +855,12 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
                                          "event %s is being listened to; stop recording or tracing it first", name);
 
         log_struct(LOG_INFO,
-                   &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_DELETED, .event = name, .uid = s->uid,
-                                         .pid = s->pid },
-                   "Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) s->uid);
+                   &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_DELETED, .event = name, .uid = p->uid,
+                                         .pid = p->pid },
+                   "Event %s (status index %u) deleted by uid %u.", name, ev->status_index, (unsigned) p->uid);
         event_registry_remove(&b->registry, ev);
         events_changed_reply_follows(b);
-        return reply_with(b, s, m, small_reply, error, NULL);
+        return reply_with(b, p, m, small_reply, error, NULL);
 }
 
 static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -783,18 +875,18 @@ static size_t list_events_reply_estimate(const struct broker *b) {
 
 static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        struct session *s;
+        struct peer *p;
         size_t estimate = list_events_reply_estimate(b), built = 0;
         int r;
 
-        r = session_identify(&b->sessions, m, error, &s);
+        r = peer_identify(&b->peers, m, error, &p);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = check_outgoing_backlog(b, error);
         if (r < 0)
                 return r;
         /* Large: never held, and not built unless it can go. */
-        r = check_deliverable(b, s, (struct delivery_cost) { .bytes = estimate }, false, error);
+        r = check_deliverable(b, p, (struct delivery_cost) { .bytes = estimate }, false, error);
         if (r < 0)
                 return r;
         if (sd_bus_message_get_expect_reply(m) <= 0)
@@ -825,10 +917,10 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        large_reply_built(b, s, built);
-        r = delivery_send(&s->ledger, m, reply, (struct delivery_cost) { .bytes = estimate }, false);
+        large_reply_built(b, p, built);
+        r = delivery_send(&p->ledger, m, reply, (struct delivery_cost) { .bytes = estimate }, false);
         if (r == -EBUSY)
-                return refuse_undelivered(b, s, error);
+                return refuse_undelivered(b, p, error);
         return r < 0 ? r : 1;
 }
 
@@ -839,17 +931,17 @@ static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *e
 static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
         _cleanup_free_ struct status_entry *entries = NULL;
         _cleanup_free_ char *text = NULL;
-        struct session *s;
+        struct peer *p;
         size_t n = 0, estimate = (size_t) b->registry.n_events * (EVENT_NAME_MAX + 32u) + 128u;
         int r;
 
-        r = session_identify(&b->sessions, m, error, &s);
+        r = peer_identify(&b->peers, m, error, &p);
         if (r <= 0)
                 return r < 0 ? r : 1;
         r = check_outgoing_backlog(b, error);
         if (r < 0)
                 return r;
-        r = check_deliverable(b, s, (struct delivery_cost) { .bytes = estimate }, false, error);
+        r = check_deliverable(b, p, (struct delivery_cost) { .bytes = estimate }, false, error);
         if (r < 0)
                 return r;
 
@@ -870,8 +962,8 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         text = status_text(entries, n, STATUS_MAX_EVENTS);
         if (!text)
                 return -ENOMEM;
-        large_reply_built(b, s, strlen(text));
-        return reply_with(b, s, m, (struct delivery_cost) { .bytes = estimate }, error, "s", text);
+        large_reply_built(b, p, strlen(text));
+        return reply_with(b, p, m, (struct delivery_cost) { .bytes = estimate }, error, "s", text);
 }
 
 static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -891,7 +983,7 @@ static void stream_charge_closed(void *userdata) {
         free(c);
 }
 
-static int stream_charge_take(struct broker *b, struct session *s, struct provider_stream_owner *ret,
+static int stream_charge_take(struct broker *b, struct peer *p, struct provider_stream_owner *ret,
                               sd_bus_error *error) {
         const struct charge_bound *bound = &b->charges.bounds.kind[CHARGE_RECORD_STREAMS];
         _cleanup_free_ struct user_charge *c = malloc(sizeof(*c));
@@ -899,15 +991,15 @@ static int stream_charge_take(struct broker *b, struct session *s, struct provid
 
         if (!c)
                 return -ENOMEM;
-        user_charge_init(c, &b->charges, s->uid, CHARGE_RECORD_STREAMS);
+        user_charge_init(c, &b->charges, p->uid, CHARGE_RECORD_STREAMS);
         r = user_charge_take(c, 1);
         if (r == -EUSERS)
-                return refuse_crowded(b, s->uid, CHARGE_RECORD_STREAMS, error);
+                return refuse_crowded(b, p->uid, CHARGE_RECORD_STREAMS, error);
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "uid %u already has %" PRIu64 " record streams open (RecordStreamsPerUser=%s); "
                                          "close one and try again",
-                                         (unsigned) s->uid, bound->share, LIMIT_WHERE(b, "RecordStreamsPerUser"));
+                                         (unsigned) p->uid, bound->share, LIMIT_WHERE(b, "RecordStreamsPerUser"));
         if (r == -ENOSPC)
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "all %" PRIu64 " record streams are open (RecordStreams=%s; at most "
@@ -921,7 +1013,7 @@ static int stream_charge_take(struct broker *b, struct session *s, struct provid
         return 0;
 }
 
-static int reply_record_stream(struct broker *b, struct session *s, sd_bus_message *m, int fd,
+static int reply_record_stream(struct broker *b, struct peer *p, sd_bus_message *m, int fd,
                                struct provider_stream_owner *owner, const char *unsupported, sd_bus_error *error) {
         if (fd < 0)
                 provider_stream_owner_closed(owner);    /* the provider never took it */
@@ -933,26 +1025,26 @@ static int reply_record_stream(struct broker *b, struct session *s, sd_bus_messa
                                         "too many record streams are open; close one and try again");
         if (fd < 0)
                 return broker_error_set_errnof(error, fd, "cannot open a record stream: %m");
-        return reply_with(b, s, m, record_reply_cost, error, "h", fd);
+        return reply_with(b, p, m, record_reply_cost, error, "h", fd);
 }
 
 /* Record and RecordMatching: who calls (the session), may they record
  * (polkit's org.uebroker1.record). 1: go on; 0: the call waits for the bus
  * or polkit and is re-run; negative: refused, @error set. */
-static int authorize_recording(struct broker *b, sd_bus_message *m, struct session **ret_session,
+static int authorize_recording(struct broker *b, sd_bus_message *m, struct peer **ret_peer,
                                sd_bus_error *error) {
-        struct session *s;
+        struct peer *p;
         int r;
 
-        r = session_identify(&b->sessions, m, error, &s);
+        r = peer_identify(&b->peers, m, error, &p);
         if (r <= 0)
                 return r;
-        *ret_session = s;
-        r = check_deliverable(b, s, record_reply_cost, true, error);
+        *ret_peer = p;
+        r = check_deliverable(b, p, record_reply_cost, true, error);
         if (r < 0)
                 return r;
         return polkit_check(b->polkit, m, "org.uebroker1.record",
-                            sd_bus_message_get_allow_interactive_authorization(m) > 0, s->uid, s->pid, error);
+                            sd_bus_message_get_allow_interactive_authorization(m) > 0, p->uid, p->pid, error);
 }
 
 static int check_record_name(const char *name, size_t index, void *userdata, sd_bus_error *error) {
@@ -968,7 +1060,7 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
         _cleanup_free_ const char **names = NULL;
         struct provider_stream_owner owner = {};
         _cleanup_close_ int fd = -EBADF;
-        struct session *s = NULL;
+        struct peer *p = NULL;
         size_t n = 0;
         int r;
 
@@ -984,7 +1076,7 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no event names given; name at least one event to record");
 
-        r = authorize_recording(b, m, &s, error);
+        r = authorize_recording(b, m, &p, error);
         if (r <= 0)
                 return r < 0 ? r : 1;   /* 0: re-run when the bus or polkit answers */
 
@@ -1002,11 +1094,11 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
                 event_registry_touch(&b->registry, ev);
         }
 
-        r = stream_charge_take(b, s, &owner, error);
+        r = stream_charge_take(b, p, &owner, error);
         if (r < 0)
                 return r;
         fd = provider_link_record(&b->link, events, n, &owner);
-        return reply_record_stream(b, s, m, fd, &owner, "does not record; use ftrace or perf", error);
+        return reply_record_stream(b, p, m, fd, &owner, "does not record; use ftrace or perf", error);
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -1031,7 +1123,7 @@ static int record_matching(struct broker *b, sd_bus_message *m, bool kernel_page
         _cleanup_free_ const char **patterns = NULL;
         struct provider_stream_owner owner = {};
         _cleanup_close_ int fd = -EBADF;
-        struct session *s = NULL;
+        struct peer *p = NULL;
         size_t n = 0, n_events = 0;
         int r;
 
@@ -1047,7 +1139,7 @@ static int record_matching(struct broker *b, sd_bus_message *m, bool kernel_page
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "no patterns given; give at least one name or pattern such as 'app_*'");
 
-        r = authorize_recording(b, m, &s, error);
+        r = authorize_recording(b, m, &p, error);
         if (r <= 0)
                 return r < 0 ? r : 1;   /* 0: re-run when the bus or polkit answers */
 
@@ -1063,18 +1155,18 @@ static int record_matching(struct broker *b, sd_bus_message *m, bool kernel_page
                 event_registry_touch(&b->registry, ev);
         }
 
-        r = stream_charge_take(b, s, &owner, error);
+        r = stream_charge_take(b, p, &owner, error);
         if (r < 0)
                 return r;
         if (kernel_pages) {
                 fd = provider_link_record_kernel_pages(&b->link, events, n_events, patterns, n, &owner);
-                return reply_record_stream(b, s, m, fd, &owner,
+                return reply_record_stream(b, p, m, fd, &owner,
                                            "has no kernel ring buffer to take pages from; use RecordMatching "
                                            "(uebctl record -o FILE.dat then builds the pages from the records)",
                                            error);
         }
         fd = provider_link_record_matching(&b->link, events, n_events, patterns, n, &owner);
-        return reply_record_stream(b, s, m, fd, &owner, "cannot follow events registered later; use Record with names",
+        return reply_record_stream(b, p, m, fd, &owner, "cannot follow events registered later; use Record with names",
                                    error);
 }
 
@@ -1255,6 +1347,10 @@ static const sd_bus_vtable broker_vtable[] = {
                                  "u", SD_BUS_PARAM(size),
                                  "hu", SD_BUS_PARAM(ring_fd) SD_BUS_PARAM(data_size),
                                  method_open_ring, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("OpenSession",
+                                 "", ,
+                                 "o", SD_BUS_PARAM(session),
+                                 method_open_session, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Delete",
                                  "sb", SD_BUS_PARAM(name) SD_BUS_PARAM(interactive),
                                  "", ,
@@ -1282,6 +1378,48 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/* A data session the connection opened: the same methods as the broker's
+ * object for the connection's own, acting on it alone, and Close. */
+static const sd_bus_vtable session_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_NAMES("Register",
+                                 "s", SD_BUS_PARAM(command),
+                                 "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
+                                         SD_BUS_PARAM(status_index) SD_BUS_PARAM(write_index),
+                                 method_register, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Authorize",
+                                 "s", SD_BUS_PARAM(command),
+                                 "h", SD_BUS_PARAM(data_fd),
+                                 method_authorize, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Withdraw",
+                                 "s", SD_BUS_PARAM(name),
+                                 "", ,
+                                 method_withdraw, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Unregister",
+                                 "u", SD_BUS_PARAM(write_index),
+                                 "", ,
+                                 method_unregister, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("OpenRing",
+                                 "u", SD_BUS_PARAM(size),
+                                 "hu", SD_BUS_PARAM(ring_fd) SD_BUS_PARAM(data_size),
+                                 method_open_ring, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Close", "", "", method_close_session, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END
+};
+
+/* Every well-formed session path is an object: whose it is, the handlers
+ * check against the caller (identify_data_session()), as sd-bus's find
+ * callback does not see the message. */
+static int find_session_object(sd_bus *bus, const char *path, const char *interface, void *userdata,
+                               void **ret_found, sd_bus_error *error) {
+        uint64_t id;
+
+        if (data_session_path_id(path, &id) < 0 || id == 0)
+                return 0;
+        *ret_found = userdata;
+        return 1;
+}
+
 /* The replies sd-bus gives by itself (Introspectable, Properties, Peer, and
  * the errors for unknown objects, interfaces and methods) cost the bus as
  * much as the broker's own: their callers are identified and charged the
@@ -1294,11 +1432,18 @@ static const sd_bus_vtable broker_vtable[] = {
 static bool is_broker_method(sd_bus_message *m) {
         const char *interface = sd_bus_message_get_interface(m), *member = sd_bus_message_get_member(m);
         const char *path = sd_bus_message_get_path(m);
+        const sd_bus_vtable *vtable;
+        uint64_t id;
 
-        if (!interface || !member || !path || strcmp(interface, BROKER_INTERFACE) != 0 ||
-            strcmp(path, BROKER_OBJECT_PATH) != 0)
+        if (!interface || !member || data_session_path_id(path, &id) < 0)
                 return false;
-        for (const sd_bus_vtable *v = broker_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+        if (id == 0 && strcmp(interface, BROKER_INTERFACE) == 0)
+                vtable = broker_vtable;
+        else if (id > 0 && strcmp(interface, BROKER_SESSION_INTERFACE) == 0)
+                vtable = session_vtable;
+        else
+                return false;
+        for (const sd_bus_vtable *v = vtable; v->type != _SD_BUS_VTABLE_END; v++)
                 if (v->type == _SD_BUS_VTABLE_METHOD && strcmp(v->x.method.member, member) == 0)
                         return true;
         return false;
@@ -1318,18 +1463,18 @@ static uint64_t builtin_reply_bytes(sd_bus_message *m) {
 static int on_incoming(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         struct broker *b = userdata;
-        struct session *s;
+        struct peer *p;
         int r;
 
         if (!sd_bus_message_is_method_call(m, NULL, NULL) || is_broker_method(m) ||
             sd_bus_message_get_expect_reply(m) <= 0)
                 return 0;       /* the handlers charge their own replies */
-        r = session_identify(&b->sessions, m, &error, &s);
+        r = peer_identify(&b->peers, m, &error, &p);
         if (r == 0)
                 return 1;       /* re-run through here once identified */
         if (r < 0)
                 return 0;       /* sd-bus answers; the caller cannot be charged */
-        if (delivery_charge(&s->ledger, (struct delivery_cost) { .bytes = builtin_reply_bytes(m) }) == -EBUSY) {
+        if (delivery_charge(&p->ledger, (struct delivery_cost) { .bytes = builtin_reply_bytes(m) }) == -EBUSY) {
                 delivery_count_dropped(b->delivery);
                 return 1;       /* no reply: it would not fit */
         }
@@ -1359,7 +1504,7 @@ static void on_client_gone(const char *unique_name, void *userdata) {
         struct broker *b = userdata;
 
         polkit_registry_forget_sender(b->polkit, unique_name);
-        session_gone(&b->sessions, unique_name);
+        peer_gone(&b->peers, unique_name);
 }
 
 /* Every pool's bound and share from the limits (docs/CONFIGURATION.md). */
@@ -1440,9 +1585,9 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         r = delivery_new(event, bus, &DELIVERY_LIMITS_DEFAULT, &b->charges, &b->delivery);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the delivery accounting: %m");
-        session_registry_init(&b->sessions, bus, &b->link, &b->registry, b->delivery, &b->charges,
+        peer_registry_init(&b->peers, bus, &b->link, &b->registry, b->delivery, &b->charges,
                               broker_config_name(b), max_sessions);
-        b->sessions.limit_origins = b->limit_origins;
+        b->peers.limit_origins = b->limit_origins;
 
         r = event_signals_new(event, bus, &b->registry, EVENT_SIGNALS_INTERVAL_USEC, &b->signals);
         if (r < 0)
@@ -1459,6 +1604,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         r = sd_bus_add_object_vtable(bus, &b->object_slot, BROKER_OBJECT_PATH, BROKER_INTERFACE, broker_vtable, b);
         if (r < 0)
                 return log_error_errno(r, "Cannot add the bus object: %m");
+        r = sd_bus_add_fallback_vtable(bus, &b->session_slot, BROKER_SESSION_PATH_PREFIX, BROKER_SESSION_INTERFACE,
+                                       session_vtable, find_session_object, b);
+        if (r < 0)
+                return log_error_errno(r, "Cannot add the data sessions' bus objects: %m");
 
         r = sd_bus_add_filter(bus, &b->filter_slot, on_incoming, b);
         if (r < 0)
@@ -1476,12 +1625,12 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
         int r;
 
         b->limits = *limits;
-        b->sessions.max = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
-        bounds = broker_charge_bounds(b, b->sessions.max);
+        b->peers.max = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
+        bounds = broker_charge_bounds(b, b->peers.max);
         user_charges_set_bounds(&b->charges, &bounds);
         b->reservations = reservations;
         b->limit_origins = limit_origins;
-        b->sessions.limit_origins = limit_origins;
+        b->peers.limit_origins = limit_origins;
         if (broker_max_events(b) != old_max_events) {
                 r = sd_bus_emit_properties_changed(b->bus, BROKER_OBJECT_PATH, BROKER_INTERFACE, "MaxEvents", NULL);
                 if (r < 0)
@@ -1495,8 +1644,9 @@ struct broker *broker_free(struct broker *b) {
 
         sd_bus_slot_unref(b->filter_slot);
         sd_bus_slot_unref(b->object_slot);
+        sd_bus_slot_unref(b->session_slot);
         sd_bus_slot_unref(b->departures);
-        session_registry_done(&b->sessions);
+        peer_registry_done(&b->peers);
         b->delivery = delivery_free(b->delivery);
         /* Nothing is announced on the way out. */
         b->signals = event_signals_free(b->signals);
@@ -1574,6 +1724,10 @@ int broker_introspect(char **ret_xml) {
 
         /* No broker behind the object: introspection never calls handlers. */
         r = sd_bus_add_object_vtable(server, NULL, BROKER_OBJECT_PATH, BROKER_INTERFACE, broker_vtable, NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_fallback_vtable(server, NULL, BROKER_SESSION_PATH_PREFIX, BROKER_SESSION_INTERFACE,
+                                       session_vtable, find_session_object, NULL);
         if (r < 0)
                 return r;
 

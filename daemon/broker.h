@@ -20,7 +20,7 @@
 #include "log.h"
 #include "name-reservation.h"
 #include "provider-link.h"
-#include "session.h"
+#include "peer.h"
 #include "user-charges.h"
 
 struct polkit_registry;
@@ -31,6 +31,7 @@ struct broker {
         sd_event *event;
         sd_bus *bus;
         sd_bus_slot *object_slot;
+        sd_bus_slot *session_slot;      /* BROKER_SESSION_PATH_PREFIX/<id> */
         sd_bus_slot *filter_slot;       /* charges sd-bus's own replies (broker.c) */
         sd_bus_slot *departures;        /* the one NameOwnerChanged match */
         struct polkit_registry *polkit;
@@ -41,7 +42,7 @@ struct broker {
         const struct name_reservations *reservations;
         const struct broker_limit_origins *limit_origins;       /* may be NULL: borrowed */
         const char *config_path;        /* for error messages naming the key */
-        struct session_registry sessions;
+        struct peer_registry peers;
         /* What each uid holds of every pool (user-charges.h): sessions,
          * events, polkit checks, rings' memory, record streams. */
         struct user_charges charges;

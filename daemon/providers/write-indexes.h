@@ -3,10 +3,10 @@
 
 /*
  * A session's write indexes: the one table, owned by the session
- * (session.c), read by its provider session (the embedded provider routes
+ * (data-session.c), read by its provider session (the embedded provider routes
  * each record by it; the kernel providers unregister what is active).
  * It lives in providers/ because it is part of the provider contract
- * (provider.h); only daemon/ changes it (provider-link.c, session.c).
+ * (provider.h); only daemon/ changes it (provider-link.c, data-session.c).
  *
  * Indexes run 0, 1, 2, ... in order of first registration, as a kernel
  * numbers the events of one open data file. An index stays bound to its

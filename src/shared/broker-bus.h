@@ -8,6 +8,10 @@
 #define BROKER_BUS_NAME "org.uebroker1"
 #define BROKER_OBJECT_PATH "/org/uebroker1"
 #define BROKER_INTERFACE "org.uebroker1.Broker"
+/* A data session a connection opened (OpenSession): BROKER_SESSION_PATH_PREFIX
+ * "/" and a decimal number, org.uebroker1.Session's methods. */
+#define BROKER_SESSION_PATH_PREFIX "/org/uebroker1/session"
+#define BROKER_SESSION_INTERFACE "org.uebroker1.Session"
 
 #define BROKER_ERROR_INVALID_COMMAND "org.uebroker1.Error.InvalidCommand"
 #define BROKER_ERROR_NAME_IN_USE "org.uebroker1.Error.NameInUse"

@@ -33,6 +33,7 @@ import dbus.lowlevel
 NAME = 'org.uebroker1'
 PATH = '/org/uebroker1'
 IFACE = 'org.uebroker1.Broker'
+SESSION_IFACE = 'org.uebroker1.Session'
 ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
 RECORD_HEADER = struct.Struct('=IHHIIQQIIQ')
 RECORD_FLAG_LOST = 1
@@ -430,6 +431,99 @@ class Contract(unittest.TestCase):
             self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
         finally:
             conn2.close()
+
+    def session(self, path, conn=None):
+        return dbus.Interface((conn or self.conn).get_object(NAME, path), SESSION_IFACE)
+
+    def test_data_sessions_on_one_connection(self):
+        # Two data sessions beside the connection's own: each its own data
+        # file, status page and write indexes, the events the same.
+        one, two = self.session(self.broker.OpenSession()), self.session(self.broker.OpenSession())
+        self.assertNotEqual(one.object_path, two.object_path)
+        self.assertRegex(one.object_path, r'^/org/uebroker1/session/[1-9][0-9]*$')
+        data0, status0, si0, wi0 = self.register('ds_a u32 a')
+        data1, status1, si1, wi1 = self.register('ds_b u32 b', one)
+        data1b, _, si1b, wi1b = self.register('ds_a u32 a', one)
+        data2, _, si2, wi2 = self.register('ds_a u32 a', two)
+        self.assertEqual((wi0, wi1, wi1b, wi2), (0, 0, 1, 0))
+        self.assertEqual(si0, si1b)
+        self.assertEqual(si0, si2)
+        self.assertNotEqual(os.fstat(data0).st_ino, os.fstat(data1).st_ino)
+        self.assertNotEqual(os.fstat(data1).st_ino, os.fstat(data2).st_ino)
+        self.assertEqual(os.fstat(data1).st_ino, os.fstat(data1b).st_ino)
+        self.assertEqual(events_by_name(self.broker)['ds_a'][2], 3)
+        # Each data session's indexes are its own.
+        one.Unregister(dbus.UInt32(1))
+        with self.assertRaises(dbus.DBusException) as cm:
+            two.Unregister(dbus.UInt32(1))
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.NoSuchEvent')
+        self.assertEqual(events_by_name(self.broker)['ds_a'][2], 2)
+        # A ring per data session.
+        ring, size = one.OpenRing(dbus.UInt32(8192))
+        os.close(take(ring))
+        with self.assertRaises(dbus.DBusException) as cm:
+            one.OpenRing(dbus.UInt32(8192))
+        self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
+        # Close ends one; its path names nothing again.
+        two.Close()
+        self.assertEqual(events_by_name(self.broker)['ds_a'][2], 1)
+        with self.assertRaises(dbus.DBusException) as cm:
+            two.Register('ds_a u32 a')
+        self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.UnknownObject')
+        with self.assertRaises(dbus.DBusException) as cm:
+            self.broker.Close(dbus_interface=SESSION_IFACE)
+        self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.UnknownMethod')
+        # The connection's end ends the rest.
+        close_and_wait(self.conn, observer())
+        self.conn, self.broker = connect()
+        self.assertTrue(wait_for(lambda: 'ds_b' not in events_by_name(self.broker) or
+                                 events_by_name(self.broker)['ds_b'][2] == 0))
+        self.assertEqual(events_by_name(self.broker)['ds_a'][2], 0)
+        self.broker.Delete('ds_a', False)
+        self.broker.Delete('ds_b', False)
+
+    def test_data_session_is_its_connections_only(self):
+        path = self.broker.OpenSession()
+        self.register('dso_a u32 a', self.session(path))
+        conn2, broker2 = connect()
+        try:
+            other = self.session(path, conn2)
+            for call in (lambda: other.Register('dso_a u32 a'), lambda: other.Unregister(dbus.UInt32(0)),
+                         lambda: other.OpenRing(dbus.UInt32(8192)), lambda: other.Withdraw('dso_a'),
+                         lambda: other.Close()):
+                with self.assertRaises(dbus.DBusException) as cm:
+                    call()
+                self.assertEqual(error_name(cm.exception), 'org.freedesktop.DBus.Error.UnknownObject')
+                self.assertIn('OpenSession', cm.exception.get_dbus_message())
+            # Paths that are no data session's.
+            for bad in ('/org/uebroker1/session/0', '/org/uebroker1/session/01', '/org/uebroker1/session/99999999'):
+                with self.assertRaises(dbus.DBusException) as cm:
+                    self.session(bad).Register('dso_a u32 a')
+                self.assertIn(error_name(cm.exception), ('org.freedesktop.DBus.Error.UnknownObject',
+                                                         'org.freedesktop.DBus.Error.UnknownMethod'))
+            self.assertEqual(events_by_name(self.broker)['dso_a'][2], 1)
+        finally:
+            conn2.close()
+        self.session(path).Close()
+        self.broker.Delete('dso_a', False)
+
+    def test_data_session_introspection(self):
+        path = self.broker.OpenSession()
+        xml = self.conn.get_object(NAME, path).Introspect(dbus_interface='org.freedesktop.DBus.Introspectable')
+        live = ET.fromstring(str(xml))
+        live_iface = [i for i in live.findall('interface') if i.get('name') == SESSION_IFACE]
+        self.assertEqual(len(live_iface), 1)
+        if os.environ.get('UEBROKER_XML'):
+            committed = os.path.join(os.path.dirname(os.environ['UEBROKER_XML']), 'org.uebroker1.Session.xml')
+            documented = ET.parse(committed).getroot()
+            iface = [i for i in documented.findall('interface') if i.get('name') == SESSION_IFACE]
+            self.assertEqual(canonical(iface[0], strip_docs=True), canonical(live_iface[0]),
+                             'dbus/org.uebroker1.Session.xml is stale: update it from the Introspect of a '
+                             'session path')
+            for element in [iface[0]] + iface[0].findall('method') + iface[0].findall('method/arg'):
+                docs = [a.get('value') for a in element.findall('annotation') if a.get('name') == DOCSTRING]
+                self.assertEqual(len(docs), 1, 'no DocString on %s %s' % (element.tag, element.get('name')))
+        self.session(path).Close()
 
     def test_write_index_never_reused(self):
         conn2, broker2 = connect()
@@ -1066,6 +1160,8 @@ class Quota(unittest.TestCase):
             self.assertRegex(cm.exception.get_dbus_message(),
                              r'^command is %d bytes, longer than 40 \(CommandLength= in .*quota\.conf:[0-9]+\)$'
                              % len(command))
+            # Data sessions a connection opens count as clients too.
+            self.expect_quota(lambda: c.OpenSession(), 'ClientsPerUser=')
             # A client leaving frees its slot for another.
             conn_b.close()
             self.assertTrue(wait_for(lambda: events_by_name(a)['q3'][2] == 0))

@@ -98,6 +98,7 @@ expected=(
         "$UEB_DBUS_POLICY_DIR/org.uebroker1.conf"
         "$UEB_DBUS_SERVICES_DIR/org.uebroker1.service"
         "$UEB_DBUS_INTERFACES_DIR/org.uebroker1.Broker.xml"
+        "$UEB_DBUS_INTERFACES_DIR/org.uebroker1.Session.xml"
         "$UEB_POLKIT_ACTIONS_DIR/org.uebroker1.policy"
         "$UEB_DATADIR/doc/uebroker/README.md"
         "$UEB_DATADIR/doc/uebroker/DESIGN.md"
@@ -203,7 +204,7 @@ fi
 # Well-formed XML; the bus policy and actions name the bus name.
 if command -v xmllint >/dev/null; then
         for f in "$UEB_DBUS_POLICY_DIR/org.uebroker1.conf" "$UEB_DBUS_INTERFACES_DIR/org.uebroker1.Broker.xml" \
-                 "$UEB_POLKIT_ACTIONS_DIR/org.uebroker1.policy"; do
+                 "$UEB_DBUS_INTERFACES_DIR/org.uebroker1.Session.xml" "$UEB_POLKIT_ACTIONS_DIR/org.uebroker1.policy"; do
                 [ -f "$dest$f" ] || continue
                 if xmllint --noout "$dest$f" 2>&1; then
                         ok "$f is well-formed XML"

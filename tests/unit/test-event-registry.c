@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* daemon/event-registry.c (status indexes, names, owners, removal) and the
- * write indexes of daemon/session.c, on the real embedded provider. No bus:
+ * write indexes of daemon/data-session.c, on the real embedded provider. No bus:
  * sessions are built by hand around a provider session, since
  * session_identify() needs a bus. */
 #include "check-tap.h"
@@ -16,7 +16,7 @@
 
 #include "event-registry.h"
 #include "ring.h"
-#include "session.h"
+#include "peer.h"
 #include "status-text.h"
 #include "user-charges.h"
 
@@ -25,7 +25,7 @@ static struct provider_link plink;
 static struct user_charges charges;
 static struct event_registry registry, *const reg = &registry;
 /* Sessions without a bus: identification is not tested here. */
-static struct session_registry sessions;
+static struct peer_registry peers;
 
 /* Small shares, so that the tests reach them. */
 static const struct charge_bounds test_bounds = {
@@ -41,11 +41,11 @@ static void setup(void) {
         ck_assert_int_eq(provider_link_start(&plink, event, &embedded_provider_ops, NULL), 0);
         user_charges_init(&charges, &test_bounds);
         event_registry_init(reg, &plink, &charges);
-        session_registry_init(&sessions, NULL, &plink, reg, NULL, &charges, "test.conf", 100);
+        peer_registry_init(&peers, NULL, &plink, reg, NULL, &charges, "test.conf", 100);
 }
 
 static void teardown(void) {
-        session_registry_done(&sessions);
+        peer_registry_done(&peers);
         event_registry_done(reg);
         ck_assert_uint_eq(reg->n_events, 0);
         provider_link_stop(&plink);
@@ -206,76 +206,75 @@ static unsigned count_in_use(uid_t owner) {
         return n;
 }
 
-/* Write indexes (session.c) */
+/* Write indexes (data-session.c) */
 
-/* A session of @uid without session_identify()'s bus tracking (not in the
- * registry's tree); session_free() releases it like any other. Returns
- * what session_open_provider() did in *ret_opened. */
-static struct session *session_of_uid(uid_t uid, int *ret_opened) {
-        struct session *s = calloc(1, sizeof(*s));
+/* The own data session of a peer of @uid without peer_identify()'s bus
+ * tracking (not in the registry's tree); peer_free() releases it like any
+ * other. Returns what data_session_open_provider() did in *ret_opened. */
+static struct data_session *session_of_uid(uid_t uid, int *ret_opened) {
+        struct peer *p = calloc(1, sizeof(*p));
 
-        ck_assert_ptr_nonnull(s);
-        sessions.n++;
-        s->registry = &sessions;
-        s->bus_name = strdup(":test");
-        ck_assert_ptr_nonnull(s->bus_name);
-        s->identified = true;
-        s->uid = uid;
-        s->pid = getpid();
-        /* As session_identified() sets them up; the connection is not
+        ck_assert_ptr_nonnull(p);
+        peers.n++;
+        p->registry = &peers;
+        p->bus_name = strdup(":test");
+        ck_assert_ptr_nonnull(p->bus_name);
+        p->identified = true;
+        p->uid = uid;
+        p->pid = getpid();
+        /* As peer_identified() sets them up; the connection is not
          * charged (no bus). */
-        user_charge_init(&s->connection_charge, &charges, uid, CHARGE_CONNECTIONS);
-        user_charge_init(&s->client_charge, &charges, uid, CHARGE_CLIENTS);
-        user_charge_init(&s->ring_charge, &charges, uid, CHARGE_RING_BYTES);
-        *ret_opened = session_open_provider(s);
-        return s;
+        user_charge_init(&p->connection_charge, &charges, uid, CHARGE_CONNECTIONS);
+        data_session_init(&p->own, p, 0);
+        *ret_opened = data_session_open_provider(&p->own);
+        return &p->own;
 }
 
-static struct session *session_without_bus(void) {
+static struct data_session *session_without_bus(void) {
         uint64_t before = user_charges_held(&charges, getuid(), CHARGE_CLIENTS);
         int opened;
-        struct session *s = session_of_uid(getuid(), &opened);
+        struct data_session *s = session_of_uid(getuid(), &opened);
 
         ck_assert_int_eq(opened, 0);
-        ck_assert_uint_eq(user_charges_held(&charges, s->uid, CHARGE_CLIENTS), before + 1);
+        ck_assert_uint_eq(user_charges_held(&charges, s->peer->uid, CHARGE_CLIENTS), before + 1);
         return s;
 }
 
 START_TEST(test_write_indexes) {
         struct broker_event *a = add("wi_a u32 a", 1000), *b = add("wi_b u32 b", 1000), *c = add("wi_c u32 c", 1000);
         struct broker_event *d = add("wi_d u32 d", 1000);
-        struct session *s = session_without_bus();
+        struct data_session *s = session_without_bus();
         uint32_t wi = 99;
 
         /* 0, 1, 2 in order of first registration; again: the same one. */
-        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, a, &wi), 0);
         ck_assert_uint_eq(wi, 0);
-        ck_assert_int_eq(session_register(s, b, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, b, &wi), 0);
         ck_assert_uint_eq(wi, 1);
-        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, a, &wi), 0);
         ck_assert_uint_eq(wi, 0);
-        ck_assert_int_eq(session_register(s, c, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, c, &wi), 0);
         ck_assert_uint_eq(wi, 2);
         ck_assert_uint_eq(s->indexes.n_active, 3);
         ck_assert_uint_eq(a->n_registrations, 1);
-        ck_assert_int_eq(session_find_registration(s, c, &wi), 0);
+        ck_assert_int_eq(data_session_find_registration(s, c, &wi), 0);
         ck_assert_uint_eq(wi, 2);
-        ck_assert_int_eq(session_find_registration(s, d, &wi), -ENOENT);
+        ck_assert_int_eq(data_session_find_registration(s, d, &wi), -ENOENT);
 
         /* Unregister: unknown indexes are -ENOENT; an unregistered index
          * stays bound to its event and is never handed to another one. */
-        ck_assert_int_eq(session_unregister(s, 3), -ENOENT);
-        ck_assert_int_eq(session_unregister(s, UINT32_MAX), -ENOENT);
-        ck_assert_int_eq(session_unregister(s, 1), 0);
-        ck_assert_int_eq(session_unregister(s, 1), -ENOENT);
+        ck_assert_int_eq(data_session_unregister(s, 3), -ENOENT);
+        ck_assert_int_eq(data_session_unregister(s, UINT32_MAX), -ENOENT);
+        ck_assert_int_eq(data_session_unregister(s, 1), 0);
+        ck_assert_int_eq(data_session_unregister(s, 1), -ENOENT);
         ck_assert_uint_eq(b->n_registrations, 0);
         ck_assert_uint_eq(b->n_bound_sessions, 1);
         ck_assert_uint_eq(s->indexes.n_active, 2);
-        ck_assert_int_eq(session_find_registration(s, b, &wi), -ENOENT);
-        ck_assert_int_eq(session_register(s, d, &wi), 0);
+        ck_assert_int_eq(data_session_find_registration(s, b, &wi), -ENOENT);
+        ck_assert_int_eq(data_session_register(s, d, &wi), 0);
         ck_assert_uint_eq(wi, 3);
         /* The same event again: its old index, active again. */
-        ck_assert_int_eq(session_register(s, b, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, b, &wi), 0);
         ck_assert_uint_eq(wi, 1);
         ck_assert_uint_eq(b->n_registrations, 1);
         ck_assert_uint_eq(b->n_bound_sessions, 1);
@@ -283,13 +282,13 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(s->indexes.n, 4);
 
         /* Ending the session releases every registration. */
-        session_free(s);
+        peer_free(s->peer);
         ck_assert_uint_eq(a->n_registrations, 0);
         ck_assert_uint_eq(b->n_registrations, 0);
         ck_assert_uint_eq(c->n_registrations, 0);
         ck_assert_uint_eq(d->n_registrations, 0);
         ck_assert_uint_eq(a->n_bound_sessions + b->n_bound_sessions + c->n_bound_sessions + d->n_bound_sessions, 0);
-        ck_assert_uint_eq(sessions.n, 0);
+        ck_assert_uint_eq(peers.n, 0);
         ck_assert_uint_eq(user_charges_held(&charges, getuid(), CHARGE_CLIENTS), 0);
 }
 END_TEST
@@ -313,24 +312,24 @@ static void stop_recording(int fd, struct broker_event *ev) {
 
 START_TEST(test_bound_index_keeps_event_in_use) {
         struct broker_event *ev = add("bound_ev u32 a", 1000);
-        struct session *s = session_without_bus();
+        struct data_session *s = session_without_bus();
         uint32_t wi = 99;
 
         ck_assert(!broker_event_in_use(reg, ev));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), ev);
-        ck_assert_int_eq(session_register(s, ev, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, ev, &wi), 0);
         ck_assert(broker_event_in_use(reg, ev));
         ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
 
         /* Unregistered, the index stays bound: still in use, not evictable. */
-        ck_assert_int_eq(session_unregister(s, wi), 0);
+        ck_assert_int_eq(data_session_unregister(s, wi), 0);
         ck_assert_uint_eq(ev->n_registrations, 0);
         ck_assert(broker_event_in_use(reg, ev));
         ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
         ck_assert_uint_eq(count_in_use(1000), 1);
 
         /* The session ends: nothing holds it any more. */
-        session_free(s);
+        peer_free(s->peer);
         ck_assert_uint_eq(ev->n_bound_sessions, 0);
         ck_assert(!broker_event_in_use(reg, ev));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), ev);
@@ -340,7 +339,7 @@ END_TEST
 
 START_TEST(test_evictable_is_least_recently_used_unused) {
         struct broker_event *a = add("lru_a u32 a", 1000), *b = add("lru_b u32 b", 1000), *c = add("lru_c u32 c", 1000);
-        struct session *s = session_without_bus();
+        struct data_session *s = session_without_bus();
         uint32_t wi;
         int fd;
 
@@ -354,18 +353,18 @@ START_TEST(test_evictable_is_least_recently_used_unused) {
         fd = record(b);
         ck_assert(!broker_event_in_use(reg, b));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
-        ck_assert_int_eq(session_register(s, b, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, b, &wi), 0);
         ck_assert(broker_event_in_use(reg, b));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), c);
-        ck_assert_int_eq(session_register(s, c, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, c, &wi), 0);
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), a);
-        ck_assert_int_eq(session_register(s, a, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, a, &wi), 0);
         ck_assert_ptr_null(event_registry_find_unused(reg, UID_ANY, UINT64_MAX));
 
         /* Released, they count as used when released: b, c, then a (the
          * order the session bound them). */
         stop_recording(fd, b);
-        session_free(s);
+        peer_free(s->peer);
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
         event_registry_remove(reg, b);
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), c);
@@ -377,13 +376,13 @@ END_TEST
 START_TEST(test_count_in_use_by_owner) {
         struct broker_event *a = add("own_a u32 a", 1000), *b = add("own_b u32 b", 1000);
         struct broker_event *c = add("own_c u32 c", 2000);
-        struct session *s = session_without_bus();
+        struct data_session *s = session_without_bus();
         uint32_t wi;
         int fd;
 
         ck_assert_uint_eq(count_in_use(1000), 0);
-        ck_assert_int_eq(session_register(s, a, &wi), 0);
-        ck_assert_int_eq(session_register(s, c, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, a, &wi), 0);
+        ck_assert_int_eq(data_session_register(s, c, &wi), 0);
         ck_assert_uint_eq(count_in_use(1000), 1);
         ck_assert_uint_eq(count_in_use(2000), 1);
         ck_assert_uint_eq(count_in_use(3000), 0);
@@ -391,7 +390,7 @@ START_TEST(test_count_in_use_by_owner) {
         ck_assert_uint_eq(count_in_use(1000), 1);
         stop_recording(fd, b);
         ck_assert_uint_eq(count_in_use(1000), 1);
-        session_free(s);
+        peer_free(s->peer);
         ck_assert_uint_eq(count_in_use(1000), 0);
         ck_assert_uint_eq(count_in_use(2000), 0);
 }

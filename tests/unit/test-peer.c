@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/session.c: identification and what a session may hold.
+/* daemon/peer.c and daemon/data-session.c: identification, what a peer
+ * and its data sessions may hold.
  *
  * No bus daemon: the broker's connection is one end of a socket pair, an
  * sd-bus client as on a real bus; the other end is a stand-in for the bus
  * that answers Hello, holds GetConnectionCredentials until a test answers
  * it, and counts the replies the broker sends to its callers. The calls
- * given to session_identify() are built here with the sender a bus would
+ * given to peer_identify() are built here with the sender a bus would
  * have set; one re-queued by the session (sd_bus_enqueue_for_read()) is
  * dispatched to a handler that asks again, as the broker's handlers do.
  * Sessions hold the real embedded provider's data sessions and rings. */
@@ -24,7 +25,7 @@
 #include "event-registry.h"
 #include "fd-util.h"
 #include "ring.h"
-#include "session.h"
+#include "peer.h"
 #include "status-text.h"
 #include "user-charges.h"
 
@@ -32,7 +33,7 @@
 #define CLIENTS_SHARE 2u
 #define RING_SIZE_MIN (RING_HEADER_SIZE + RING_DATA_MIN)
 #define N_HELD_MAX 512u      /* the unidentified pool of test_unidentified_share_a_pool, and more */
-#define N_RERUNS_MAX (SESSION_WAITING_MAX + 8)
+#define N_RERUNS_MAX (PEER_WAITING_MAX + 8)
 
 static sd_event *event;
 static sd_bus *broker_bus;      /* the broker's connection: a bus client */
@@ -40,7 +41,7 @@ static sd_bus *bus;             /* the stand-in for the bus daemon */
 static struct provider_link plink;
 static struct user_charges charges;
 static struct event_registry events;
-static struct session_registry sessions;
+static struct peer_registry sessions;
 static uint64_t next_cookie;
 
 /* What the stand-in for the bus saw. */
@@ -95,14 +96,14 @@ static int on_bus_message(sd_bus_message *m, void *userdata, sd_bus_error *error
 
 /* A method handler of the broker: who is calling, then the reply. */
 static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct session *s;
+        struct peer *s;
         uint64_t cookie = 0;
         int r;
 
         ck_assert_int_ge(sd_bus_message_get_cookie(m, &cookie), 0);
         ck_assert_uint_lt(reruns.n, N_RERUNS_MAX);
         reruns.cookies[reruns.n++] = cookie;
-        r = session_identify(&sessions, m, error, &s);
+        r = peer_identify(&sessions, m, error, &s);
         if (r <= 0)
                 return r < 0 ? r : 1;
         reruns.uid = s->uid;
@@ -161,11 +162,11 @@ static void setup(void) {
         ck_assert_int_eq(provider_link_start(&plink, event, &embedded_provider_ops, NULL), 0);
         user_charges_init(&charges, &bounds);
         event_registry_init(&events, &plink, &charges);
-        session_registry_init(&sessions, broker_bus, &plink, &events, NULL, &charges, "test.conf", CLIENTS_MAX);
+        peer_registry_init(&sessions, broker_bus, &plink, &events, NULL, &charges, "test.conf", CLIENTS_MAX);
 }
 
 static void teardown(void) {
-        session_registry_done(&sessions);
+        peer_registry_done(&sessions);
         ck_assert_uint_eq(sessions.n, 0);
         event_registry_done(&events);
         provider_link_stop(&plink);
@@ -193,12 +194,12 @@ static sd_bus_message *call_from(const char *sender) {
         return m;
 }
 
-/* session_identify() of a new call of @sender; the call is dropped (a
+/* peer_identify() of a new call of @sender; the call is dropped (a
  * waiting one is still held by the session). */
-static int identify(const char *sender, sd_bus_error *error, struct session **ret) {
+static int identify(const char *sender, sd_bus_error *error, struct peer **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = call_from(sender);
-        struct session *s = NULL;
-        int r = session_identify(&sessions, m, error, &s);
+        struct peer *s = NULL;
+        int r = peer_identify(&sessions, m, error, &s);
 
         if (ret)
                 *ret = s;
@@ -254,13 +255,13 @@ static void answer_error(const char *sender) {
 
 /* A session of @sender identified as @uid (this process's pid, which the
  * provider session records). */
-static struct session *identified(const char *sender, uid_t uid) {
-        struct session *s;
+static struct peer *identified(const char *sender, uid_t uid) {
+        struct peer *s;
 
         identify_waits(sender);
         settle();
         answer(sender, uid, getpid());
-        s = session_find(&sessions, sender);
+        s = peer_find(&sessions, sender);
         ck_assert_ptr_nonnull(s);
         ck_assert(s->identified);
         return s;
@@ -279,7 +280,7 @@ static struct broker_event *add_event(const char *command) {
 
 START_TEST(test_asked_once_then_served) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        struct session *s = NULL, *again = NULL;
+        struct peer *s = NULL, *again = NULL;
         uint64_t first = next_cookie;
 
         /* The first call asks the bus and waits; so does the second,
@@ -289,7 +290,7 @@ START_TEST(test_asked_once_then_served) {
         settle();
         ck_assert_uint_eq(seen.n_credentials, 1);
         ck_assert_uint_eq(sessions.n, 1);
-        s = session_find(&sessions, ":1.7");
+        s = peer_find(&sessions, ":1.7");
         ck_assert_ptr_nonnull(s);
         ck_assert(!s->identified);
         ck_assert_uint_eq(s->n_waiting, 2);
@@ -334,7 +335,7 @@ START_TEST(test_waiting_calls_bounded) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         uint64_t first = next_cookie;
 
-        for (unsigned i = 0; i < SESSION_WAITING_MAX; i++)
+        for (unsigned i = 0; i < PEER_WAITING_MAX; i++)
                 identify_waits(":1.8");
         /* One more of that connection is refused; another connection is
          * not held up by it. */
@@ -347,13 +348,13 @@ START_TEST(test_waiting_calls_bounded) {
 
         /* Every call that waited runs again, in order. */
         answer(":1.8", plain_uid(1), getpid());
-        ck_assert_uint_eq(reruns.n, SESSION_WAITING_MAX);
-        for (unsigned i = 0; i < SESSION_WAITING_MAX; i++)
+        ck_assert_uint_eq(reruns.n, PEER_WAITING_MAX);
+        for (unsigned i = 0; i < PEER_WAITING_MAX; i++)
                 ck_assert_uint_eq(reruns.cookies[i], first + i);
-        ck_assert_uint_eq(seen.n_returns, SESSION_WAITING_MAX);
-        ck_assert_uint_eq(session_find(&sessions, ":1.8")->n_waiting, 0);
+        ck_assert_uint_eq(seen.n_returns, PEER_WAITING_MAX);
+        ck_assert_uint_eq(peer_find(&sessions, ":1.8")->n_waiting, 0);
         answer(":1.9", plain_uid(2), getpid());
-        ck_assert_uint_eq(reruns.n, SESSION_WAITING_MAX + 1);
+        ck_assert_uint_eq(reruns.n, PEER_WAITING_MAX + 1);
 }
 END_TEST
 
@@ -369,7 +370,7 @@ START_TEST(test_clients_bounded) {
         ck_assert_int_lt(identify(":1.13", &error, NULL), 0);
         ck_assert_str_eq(error.name, BROKER_ERROR_QUOTA_EXCEEDED);
         ck_assert_ptr_nonnull(strstr(error.message, "already serves 3 connections (Clients=, the default; set it in test.conf)"));
-        ck_assert_ptr_null(session_find(&sessions, ":1.13"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.13"));
         sd_bus_error_free(&error);
 
         /* The connections it has are still served. */
@@ -377,7 +378,7 @@ START_TEST(test_clients_bounded) {
         ck_assert_int_eq(identify(":1.12", &error, NULL), 1);
 
         /* One leaves, or fails to be identified: room for another. */
-        session_gone(&sessions, ":1.10");
+        peer_gone(&sessions, ":1.10");
         ck_assert_uint_eq(sessions.n, 2);
         identify_waits(":1.13");
         ck_assert_int_lt(identify(":1.14", &error, NULL), 0);
@@ -409,7 +410,7 @@ START_TEST(test_connections_charged_to_their_uid) {
         identify_waits(":1.40");
         settle();
         answer(":1.40", plain_uid(1), getpid());
-        ck_assert_ptr_null(session_find(&sessions, ":1.40"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.40"));
         ck_assert_str_eq(seen.last_error, BROKER_ERROR_QUOTA_EXCEEDED);
         ck_assert_ptr_nonnull(strstr(seen.last_message, "holds its part (4) of the 8 connections the broker serves"));
         ck_assert_uint_eq(sessions.n_unidentified, 0);
@@ -420,7 +421,7 @@ START_TEST(test_connections_charged_to_their_uid) {
         }
         ck_assert_uint_eq(charges.total[CHARGE_CONNECTIONS], 8);
         /* Gone: given back. */
-        session_gone(&sessions, ":1.30");
+        peer_gone(&sessions, ":1.30");
         ck_assert_uint_eq(user_charges_held(&charges, plain_uid(1), CHARGE_CONNECTIONS), 3);
 }
 END_TEST
@@ -431,7 +432,7 @@ START_TEST(test_unidentified_share_a_pool) {
         unsigned i, max;
 
         sessions.max = 1000;
-        max = session_unidentified_max(sessions.max);
+        max = peer_unidentified_max(sessions.max);
         ck_assert_uint_eq(max, 250);
         for (i = 0; i < max; i++) {
                 snprintf(name, sizeof(name), ":1.%u", 100 + i);
@@ -441,7 +442,7 @@ START_TEST(test_unidentified_share_a_pool) {
         ck_assert_int_lt(identify(":1.99", &error, NULL), 0);
         ck_assert_str_eq(error.name, BROKER_ERROR_BUSY);
         ck_assert_ptr_nonnull(strstr(error.message, "250 connections already wait for the bus"));
-        ck_assert_ptr_null(session_find(&sessions, ":1.99"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.99"));
         /* Identified: room again. */
         settle();
         answer(":1.100", plain_uid(1), getpid());
@@ -463,7 +464,7 @@ START_TEST(test_unidentified_calls_refused) {
         ck_assert_str_eq(seen.last_error, SD_BUS_ERROR_ACCESS_DENIED);
         ck_assert_ptr_nonnull(
                 strstr(seen.last_message, "did not say who it is (org.freedesktop.DBus.Error.NameHasNoOwner)"));
-        ck_assert_ptr_null(session_find(&sessions, ":1.20"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.20"));
         ck_assert_uint_eq(sessions.n, 0);
         identify_waits(":1.20");
         settle();
@@ -474,13 +475,13 @@ START_TEST(test_unidentified_calls_refused) {
         answer(":1.20", plain_uid(1), -1);
         ck_assert_uint_eq(seen.n_errors, 3);
         ck_assert_ptr_nonnull(strstr(seen.last_message, "gave no uid and pid"));
-        ck_assert_ptr_null(session_find(&sessions, ":1.20"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.20"));
         identify_waits(":1.21");
         settle();
         answer(":1.21", plain_uid(1), 0);
         ck_assert_uint_eq(seen.n_errors, 4);
         ck_assert_ptr_nonnull(strstr(seen.last_message, "gave no uid and pid"));
-        ck_assert_ptr_null(session_find(&sessions, ":1.21"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.21"));
         ck_assert_uint_eq(reruns.n, 0);
         ck_assert_uint_eq(sessions.n, 0);
 }
@@ -496,7 +497,7 @@ START_TEST(test_answer_without_uid_refused) {
         settle();
         ck_assert_uint_eq(seen.n_errors, 1);
         ck_assert_ptr_nonnull(strstr(seen.last_message, "gave no uid and pid"));
-        ck_assert_ptr_null(session_find(&sessions, ":1.22"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.22"));
         ck_assert_uint_eq(reruns.n, 0);
 }
 END_TEST
@@ -507,7 +508,7 @@ START_TEST(test_departure_while_identifying) {
         identify_waits(":1.30");
         identify_waits(":1.30");
         settle();
-        session_gone(&sessions, ":1.30");
+        peer_gone(&sessions, ":1.30");
         ck_assert_uint_eq(sessions.n, 0);
         /* The late answer finds nobody to run: no reply to a caller that
          * left, no session made. */
@@ -517,10 +518,10 @@ START_TEST(test_departure_while_identifying) {
         settle();
         ck_assert_uint_eq(reruns.n, 0);
         ck_assert_uint_eq(seen.n_returns + seen.n_errors, 0);
-        ck_assert_ptr_null(session_find(&sessions, ":1.30"));
+        ck_assert_ptr_null(peer_find(&sessions, ":1.30"));
         /* Unknown names are no harm. */
-        session_gone(&sessions, ":1.30");
-        session_gone(&sessions, ":1.31");
+        peer_gone(&sessions, ":1.30");
+        peer_gone(&sessions, ":1.31");
 }
 END_TEST
 
@@ -528,7 +529,7 @@ END_TEST
 
 START_TEST(test_provider_session_charged_per_uid) {
         uid_t a = plain_uid(1), b = plain_uid(2), c = plain_uid(3);
-        struct session *a1, *a2, *a3;
+        struct peer *a1, *a2, *a3;
         char name[16];
 
         sessions.max = 2 * CLIENTS_MAX;
@@ -537,34 +538,34 @@ START_TEST(test_provider_session_charged_per_uid) {
         a3 = identified(":1.42", a);
 
         /* Opening is charged once, whatever the number of Registers. */
-        ck_assert_int_eq(session_open_provider(a1), 0);
-        ck_assert_int_eq(session_open_provider(a1), 0);
+        ck_assert_int_eq(data_session_open_provider(&a1->own), 0);
+        ck_assert_int_eq(data_session_open_provider(&a1->own), 0);
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), 1);
-        ck_assert_int_eq(session_open_provider(a2), 0);
+        ck_assert_int_eq(data_session_open_provider(&a2->own), 0);
         /* ClientsPerUser=: the third connection of the uid is refused. */
-        ck_assert_int_eq(session_open_provider(a3), -EDQUOT);
-        ck_assert_ptr_null(a3->provider_session);
+        ck_assert_int_eq(data_session_open_provider(&a3->own), -EDQUOT);
+        ck_assert_ptr_null(a3->own.provider_session);
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), CLIENTS_SHARE);
 
         /* A connection gone gives its charge back. */
-        session_gone(&sessions, ":1.40");
+        peer_gone(&sessions, ":1.40");
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), 1);
-        ck_assert_int_eq(session_open_provider(a3), 0);
-        ck_assert_ptr_nonnull(a3->provider_session);
+        ck_assert_int_eq(data_session_open_provider(&a3->own), 0);
+        ck_assert_ptr_nonnull(a3->own.provider_session);
 
         /* Other uids take their parts of what is left, each less as more
          * hold some (user-charges.h): the second its share, the third one
          * connection, the fourth none; the pool keeps room for root. */
         for (unsigned j = 0; j < CLIENTS_SHARE; j++) {
                 snprintf(name, sizeof(name), ":1.%u", 50 + j);
-                ck_assert_int_eq(session_open_provider(identified(name, plain_uid(10))), 0);
+                ck_assert_int_eq(data_session_open_provider(&identified(name, plain_uid(10))->own), 0);
         }
-        ck_assert_int_eq(session_open_provider(identified(":1.60", c)), 0);
-        ck_assert_int_eq(session_open_provider(identified(":1.61", c)), -EUSERS);
-        ck_assert_int_eq(session_open_provider(identified(":1.43", b)), -EUSERS);
+        ck_assert_int_eq(data_session_open_provider(&identified(":1.60", c)->own), 0);
+        ck_assert_int_eq(data_session_open_provider(&identified(":1.61", c)->own), -EUSERS);
+        ck_assert_int_eq(data_session_open_provider(&identified(":1.43", b)->own), -EUSERS);
         ck_assert_uint_eq(user_charges_held(&charges, b, CHARGE_CLIENTS), 0);
         ck_assert_uint_lt(charges.total[CHARGE_CLIENTS], CLIENTS_MAX);
-        ck_assert_int_eq(session_open_provider(identified(":1.44", 0)), 0);
+        ck_assert_int_eq(data_session_open_provider(&identified(":1.44", 0)->own), 0);
 }
 END_TEST
 
@@ -572,33 +573,33 @@ END_TEST
 
 START_TEST(test_registrations_counted_per_event) {
         struct broker_event *ev = add_event("reg_a u32 a"), *other = add_event("reg_b u32 b");
-        struct session *s = identified(":1.60", plain_uid(1)), *t = identified(":1.61", plain_uid(2));
+        struct peer *s = identified(":1.60", plain_uid(1)), *t = identified(":1.61", plain_uid(2));
         uint32_t wi = 99;
 
-        ck_assert_int_eq(session_open_provider(s), 0);
-        ck_assert_int_eq(session_open_provider(t), 0);
-        ck_assert_int_eq(session_register(s, other, &wi), 0);
-        ck_assert_int_eq(session_register(s, ev, &wi), 0);
+        ck_assert_int_eq(data_session_open_provider(&s->own), 0);
+        ck_assert_int_eq(data_session_open_provider(&t->own), 0);
+        ck_assert_int_eq(data_session_register(&s->own, other, &wi), 0);
+        ck_assert_int_eq(data_session_register(&s->own, ev, &wi), 0);
         ck_assert_uint_eq(wi, 1);
-        ck_assert_int_eq(session_register(t, ev, &wi), 0);
+        ck_assert_int_eq(data_session_register(&t->own, ev, &wi), 0);
         ck_assert_uint_eq(wi, 0);
         /* Again in the same session: counted once. */
-        ck_assert_int_eq(session_register(t, ev, &wi), 0);
+        ck_assert_int_eq(data_session_register(&t->own, ev, &wi), 0);
         ck_assert_uint_eq(ev->n_registrations, 2);
         ck_assert_uint_eq(ev->n_bound_sessions, 2);
-        ck_assert_int_eq(session_find_registration(s, ev, &wi), 0);
+        ck_assert_int_eq(data_session_find_registration(&s->own, ev, &wi), 0);
         ck_assert_uint_eq(wi, 1);
 
-        ck_assert_int_eq(session_unregister(t, 0), 0);
-        ck_assert_int_eq(session_unregister(t, 0), -ENOENT);
-        ck_assert_int_eq(session_find_registration(t, ev, &wi), -ENOENT);
+        ck_assert_int_eq(data_session_unregister(&t->own, 0), 0);
+        ck_assert_int_eq(data_session_unregister(&t->own, 0), -ENOENT);
+        ck_assert_int_eq(data_session_find_registration(&t->own, ev, &wi), -ENOENT);
         ck_assert_uint_eq(ev->n_registrations, 1);
         ck_assert_uint_eq(ev->n_bound_sessions, 2);
         /* Leaving releases what is active and what is bound. */
-        session_gone(&sessions, ":1.61");
+        peer_gone(&sessions, ":1.61");
         ck_assert_uint_eq(ev->n_registrations, 1);
         ck_assert_uint_eq(ev->n_bound_sessions, 1);
-        session_gone(&sessions, ":1.60");
+        peer_gone(&sessions, ":1.60");
         ck_assert_uint_eq(ev->n_registrations + ev->n_bound_sessions, 0);
         ck_assert_uint_eq(other->n_registrations + other->n_bound_sessions, 0);
 }
@@ -606,89 +607,188 @@ END_TEST
 
 START_TEST(test_ring_needs_a_registration_and_is_charged) {
         struct broker_event *ev = add_event("ring_a u32 a"), *ev2 = add_event("ring_b u32 b");
-        struct session *s = identified(":1.70", plain_uid(1));
+        struct peer *s = identified(":1.70", plain_uid(1));
         uid_t uid = s->uid;
         uint32_t wi, wi2, size = 0;
         int fd;
 
         /* No data session, or no registration: nothing to ring for. */
-        ck_assert_int_eq(session_open_ring(s, RING_DATA_MIN, &size), -ENOENT);
-        ck_assert_int_eq(session_open_provider(s), 0);
-        ck_assert_int_eq(session_open_ring(s, RING_DATA_MIN, &size), -ENOENT);
-        ck_assert_int_eq(session_register(s, ev, &wi), 0);
-        ck_assert_int_eq(session_register(s, ev2, &wi2), 0);
-        ck_assert_int_eq(session_unregister(s, wi2), 0);
+        ck_assert_int_eq(data_session_open_ring(&s->own, RING_DATA_MIN, &size), -ENOENT);
+        ck_assert_int_eq(data_session_open_provider(&s->own), 0);
+        ck_assert_int_eq(data_session_open_ring(&s->own, RING_DATA_MIN, &size), -ENOENT);
+        ck_assert_int_eq(data_session_register(&s->own, ev, &wi), 0);
+        ck_assert_int_eq(data_session_register(&s->own, ev2, &wi2), 0);
+        ck_assert_int_eq(data_session_unregister(&s->own, wi2), 0);
 
         /* Charged what is mapped; one ring a session. */
-        fd = session_open_ring(s, RING_DATA_MIN, &size);
+        fd = data_session_open_ring(&s->own, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd, 0);
         ck_assert_uint_eq(size, RING_DATA_MIN);
-        ck_assert_uint_eq(s->ring_charge.amount, RING_SIZE_MIN);
+        ck_assert_uint_eq(s->own.ring_charge.amount, RING_SIZE_MIN);
         ck_assert_uint_eq(user_charges_held(&charges, uid, CHARGE_RING_BYTES), RING_SIZE_MIN);
-        ck_assert_int_eq(session_open_ring(s, RING_DATA_MIN, &size), -EBUSY);
+        ck_assert_int_eq(data_session_open_ring(&s->own, RING_DATA_MIN, &size), -EBUSY);
         safe_close(fd);
 
         /* The last registration gone, the ring goes and its charge with
          * it; registered again, a ring may be opened again. */
-        ck_assert_int_eq(session_unregister(s, wi), 0);
-        ck_assert_uint_eq(s->ring_charge.amount, 0);
+        ck_assert_int_eq(data_session_unregister(&s->own, wi), 0);
+        ck_assert_uint_eq(s->own.ring_charge.amount, 0);
         ck_assert_uint_eq(user_charges_held(&charges, uid, CHARGE_RING_BYTES), 0);
-        ck_assert_int_eq(session_register(s, ev, &wi), 0);
-        fd = session_open_ring(s, RING_DATA_MIN, &size);
+        ck_assert_int_eq(data_session_register(&s->own, ev, &wi), 0);
+        fd = data_session_open_ring(&s->own, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd, 0);
         safe_close(fd);
         ck_assert_uint_eq(user_charges_held(&charges, uid, CHARGE_RING_BYTES), RING_SIZE_MIN);
 
         /* Leaving releases it. */
-        session_gone(&sessions, ":1.70");
+        peer_gone(&sessions, ":1.70");
         ck_assert_uint_eq(user_charges_held(&charges, uid, CHARGE_RING_BYTES), 0);
 }
 END_TEST
 
 /* A session of @uid with a data session and one registration of @ev. */
-static struct session *registered(const char *sender, uid_t uid, struct broker_event *ev) {
-        struct session *s = identified(sender, uid);
+static struct peer *registered(const char *sender, uid_t uid, struct broker_event *ev) {
+        struct peer *s = identified(sender, uid);
         uint32_t wi;
 
-        ck_assert_int_eq(session_open_provider(s), 0);
-        ck_assert_int_eq(session_register(s, ev, &wi), 0);
+        ck_assert_int_eq(data_session_open_provider(&s->own), 0);
+        ck_assert_int_eq(data_session_register(&s->own, ev, &wi), 0);
         return s;
 }
 
 START_TEST(test_ring_within_share_and_pool) {
         struct broker_event *ev = add_event("ringq u32 a");
         uid_t a = plain_uid(1), b = plain_uid(2);
-        struct session *a1 = registered(":1.80", a, ev), *a2 = registered(":1.81", a, ev);
-        struct session *b1 = registered(":1.82", b, ev), *b2 = registered(":1.83", b, ev);
+        struct peer *a1 = registered(":1.80", a, ev), *a2 = registered(":1.81", a, ev);
+        struct peer *b1 = registered(":1.82", b, ev), *b2 = registered(":1.83", b, ev);
         uint32_t size = 0;
         int fd1, fd2, fd3;
 
         /* A big request is given what the uid has room for (its share is
          * three smallest rings: one header and four smallest data
          * areas), smaller rather than none. */
-        fd1 = session_open_ring(a1, RING_DATA_MAX, &size);
+        fd1 = data_session_open_ring(&a1->own, RING_DATA_MAX, &size);
         ck_assert_int_ge(fd1, 0);
         ck_assert_uint_eq(size, 4 * RING_DATA_MIN);
         ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_RING_BYTES), 3 * RING_SIZE_MIN);
         /* No room left for even the smallest ring in the uid's share. */
-        ck_assert_int_eq(session_open_ring(a2, RING_DATA_MIN, &size), -EDQUOT);
-        ck_assert_uint_eq(a2->ring_charge.amount, 0);
+        ck_assert_int_eq(data_session_open_ring(&a2->own, RING_DATA_MIN, &size), -EDQUOT);
+        ck_assert_uint_eq(a2->own.ring_charge.amount, 0);
 
         /* Another uid: one smallest ring is within its part of the five
          * left among the two holders, a second is not (user-charges.h). */
-        fd2 = session_open_ring(b1, RING_DATA_MIN, &size);
+        fd2 = data_session_open_ring(&b1->own, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd2, 0);
-        ck_assert_int_eq(session_open_ring(b2, RING_DATA_MIN, &size), -EUSERS);
-        ck_assert_uint_eq(b2->ring_charge.amount, 0);
+        ck_assert_int_eq(data_session_open_ring(&b2->own, RING_DATA_MIN, &size), -EUSERS);
+        ck_assert_uint_eq(b2->own.ring_charge.amount, 0);
         ck_assert_uint_eq(charges.total[CHARGE_RING_BYTES], 4 * RING_SIZE_MIN);
 
         /* Given back: room again. */
-        session_gone(&sessions, ":1.80");
-        fd3 = session_open_ring(b2, RING_DATA_MIN, &size);
+        peer_gone(&sessions, ":1.80");
+        fd3 = data_session_open_ring(&b2->own, RING_DATA_MIN, &size);
         ck_assert_int_ge(fd3, 0);
         safe_close(fd1);
         safe_close(fd2);
         safe_close(fd3);
+}
+END_TEST
+
+/* Data sessions a connection opens beside its own */
+
+START_TEST(test_opened_sessions_charged_and_separate) {
+        struct broker_event *ev = add_event("ds_a u32 a"), *other = add_event("ds_b u32 b");
+        uid_t a = plain_uid(1);
+        struct peer *p = identified(":1.90", a), *q = identified(":1.91", a);
+        struct data_session *one, *two, *refused = NULL;
+        uint32_t wi;
+
+        /* Charged at once, to the connection's uid, within ClientsPerUser=. */
+        ck_assert_int_eq(peer_open_session(p, &one), 0);
+        ck_assert_int_eq(peer_open_session(p, &two), 0);
+        ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), CLIENTS_SHARE);
+        ck_assert_int_eq(peer_open_session(p, &refused), -EDQUOT);
+        ck_assert_ptr_null(refused);
+        ck_assert_int_eq(data_session_open_provider(&q->own), -EDQUOT);
+        ck_assert_uint_eq(p->n_sessions, 2);
+        ck_assert_uint_gt(one->id, 0);
+        ck_assert_uint_ne(one->id, two->id);
+        ck_assert_ptr_eq(peer_session(p, one->id), one);
+        ck_assert_ptr_eq(peer_session(p, two->id), two);
+        ck_assert_ptr_eq(peer_session(p, 0), &p->own);
+        /* Another connection's ids name nothing of it. */
+        ck_assert_ptr_null(peer_session(q, one->id));
+
+        /* Opening the provider session charges nothing more; each has its
+         * own write indexes, as a file of its own. */
+        ck_assert_int_eq(data_session_open_provider(one), 0);
+        ck_assert_int_eq(data_session_open_provider(two), 0);
+        ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), CLIENTS_SHARE);
+        ck_assert_int_eq(data_session_register(one, other, &wi), 0);
+        ck_assert_uint_eq(wi, 0);
+        ck_assert_int_eq(data_session_register(one, ev, &wi), 0);
+        ck_assert_uint_eq(wi, 1);
+        ck_assert_int_eq(data_session_register(two, ev, &wi), 0);
+        ck_assert_uint_eq(wi, 0);
+        ck_assert_uint_eq(ev->n_registrations, 2);
+        ck_assert_uint_eq(ev->n_bound_sessions, 2);
+
+        /* Closing one releases what it held, and its charge. */
+        peer_close_session(one);
+        ck_assert_ptr_null(peer_session(p, 1));
+        ck_assert_uint_eq(p->n_sessions, 1);
+        ck_assert_uint_eq(ev->n_registrations, 1);
+        ck_assert_uint_eq(other->n_bound_sessions, 0);
+        ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), 1);
+        ck_assert_int_eq(data_session_open_provider(&q->own), 0);
+
+        /* The connection's end releases every one. */
+        peer_gone(&sessions, ":1.90");
+        ck_assert_uint_eq(ev->n_registrations, 0);
+        ck_assert_uint_eq(ev->n_bound_sessions, 0);
+        ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), 1);
+        peer_gone(&sessions, ":1.91");
+        ck_assert_uint_eq(user_charges_held(&charges, a, CHARGE_CLIENTS), 0);
+}
+END_TEST
+
+START_TEST(test_opened_session_ids_never_reused) {
+        struct peer *p = identified(":1.92", plain_uid(2));
+        struct data_session *ds;
+        uint64_t first;
+
+        ck_assert_int_eq(peer_open_session(p, &ds), 0);
+        first = ds->id;
+        peer_close_session(ds);
+        ck_assert_int_eq(peer_open_session(p, &ds), 0);
+        ck_assert_uint_gt(ds->id, first);
+        ck_assert_ptr_null(peer_session(p, first));
+}
+END_TEST
+
+START_TEST(test_session_paths) {
+        char buf[DATA_SESSION_PATH_MAX];
+        struct data_session ds = { .id = UINT64_MAX };
+        uint64_t id = 7;
+
+        ck_assert_int_eq(data_session_path_id(BROKER_OBJECT_PATH, &id), 0);
+        ck_assert_uint_eq(id, 0);
+        ck_assert_int_eq(data_session_path_id(BROKER_SESSION_PATH_PREFIX "/42", &id), 0);
+        ck_assert_uint_eq(id, 42);
+        ck_assert_str_eq(data_session_path(&ds, buf), BROKER_SESSION_PATH_PREFIX "/18446744073709551615");
+        ck_assert_int_eq(data_session_path_id(buf, &id), 0);
+        ck_assert_uint_eq(id, UINT64_MAX);
+        ds.id = 0;
+        ck_assert_str_eq(data_session_path(&ds, buf), BROKER_OBJECT_PATH);
+        /* Anything else names no data session. */
+        static const char *const bad[] = {
+                BROKER_SESSION_PATH_PREFIX, BROKER_SESSION_PATH_PREFIX "/", BROKER_SESSION_PATH_PREFIX "/0",
+                BROKER_SESSION_PATH_PREFIX "/01", BROKER_SESSION_PATH_PREFIX "/1a", BROKER_SESSION_PATH_PREFIX "/1/2",
+                BROKER_SESSION_PATH_PREFIX "/18446744073709551616", BROKER_SESSION_PATH_PREFIX "/-1",
+                BROKER_SESSION_PATH_PREFIX "x/1", "/org/uebroker1/", "/", "",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                ck_assert_msg(data_session_path_id(bad[i], &id) == -EINVAL, "%s was taken", bad[i]);
+        ck_assert_int_eq(data_session_path_id(NULL, &id), -EINVAL);
 }
 END_TEST
 
@@ -716,6 +816,9 @@ static Suite *session_suite(void) {
         tcase_add_test(tc, test_registrations_counted_per_event);
         tcase_add_test(tc, test_ring_needs_a_registration_and_is_charged);
         tcase_add_test(tc, test_ring_within_share_and_pool);
+        tcase_add_test(tc, test_opened_sessions_charged_and_separate);
+        tcase_add_test(tc, test_opened_session_ids_never_reused);
+        tcase_add_test(tc, test_session_paths);
         suite_add_tcase(s, tc);
         return s;
 }

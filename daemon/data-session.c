@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data-session.h"
+#include "event-registry.h"
+#include "fd-util.h"
+#include "peer.h"
+#include "provider-link.h"
+#include "ring.h"
+
+int data_session_path_id(const char *path, uint64_t *ret_id) {
+        const size_t prefix = strlen(BROKER_SESSION_PATH_PREFIX);
+        uint64_t id = 0;
+        const char *d;
+
+        if (!path)
+                return -EINVAL;
+        if (strcmp(path, BROKER_OBJECT_PATH) == 0) {
+                *ret_id = 0;
+                return 0;
+        }
+        if (strncmp(path, BROKER_SESSION_PATH_PREFIX, prefix) != 0 || path[prefix] != '/')
+                return -EINVAL;
+        d = path + prefix + 1;
+        if (*d < '1' || *d > '9' || strlen(d) > 20)
+                return -EINVAL;
+        for (; *d; d++) {
+                if (*d < '0' || *d > '9' || id > (UINT64_MAX - (uint64_t) (*d - '0')) / 10)
+                        return -EINVAL;
+                id = id * 10 + (uint64_t) (*d - '0');
+        }
+        *ret_id = id;
+        return 0;
+}
+
+const char *data_session_path(const struct data_session *ds, char buf[static DATA_SESSION_PATH_MAX]) {
+        if (ds->id == 0)
+                return BROKER_OBJECT_PATH;
+        snprintf(buf, DATA_SESSION_PATH_MAX, "%s/%" PRIu64, BROKER_SESSION_PATH_PREFIX, ds->id);
+        return buf;
+}
+
+void data_session_init(struct data_session *ds, struct peer *peer, uint64_t id) {
+        struct user_charges *charges = peer->registry->charges;
+
+        *ds = (struct data_session) { .peer = peer, .id = id };
+        user_charge_init(&ds->client_charge, charges, peer->uid, CHARGE_CLIENTS);
+        user_charge_init(&ds->ring_charge, charges, peer->uid, CHARGE_RING_BYTES);
+}
+
+/* What @ds holds of @ev goes: one binding, and one registration if active. */
+static void release_event(struct data_session *ds, struct broker_event *ev, bool active) {
+        if (active)
+                ev->n_registrations--;
+        ev->n_bound_sessions--;
+        event_registry_touch(ds->peer->registry->events, ev);
+}
+
+void data_session_done(struct data_session *ds) {
+        struct provider_link *link = ds->peer->registry->link;
+
+        /* The provider reads what the client still had queued first, while
+         * every bound event is still there. */
+        if (ds->provider_session) {
+                for (unsigned i = 0; i < ds->n_granted; i++)
+                        (void) provider_link_withdraw(link, ds->provider_session, ds->granted[i]->provider_event);
+                provider_link_session_close(link, ds->provider_session);
+                ds->provider_session = NULL;
+        }
+        user_charge_deinit(&ds->ring_charge);
+        user_charge_deinit(&ds->client_charge);
+        for (size_t i = 0; i < ds->indexes.n; i++)
+                release_event(ds, ds->indexes.entries[i].event, ds->indexes.entries[i].active);
+        for (unsigned i = 0; i < ds->n_granted; i++)
+                release_event(ds, ds->granted[i], true);
+        free(ds->granted);
+        ds->granted = NULL;
+        ds->n_granted = 0;
+        write_indexes_done(&ds->indexes);
+}
+
+int data_session_open_provider(struct data_session *ds) {
+        struct peer *p = ds->peer;
+        struct provider_peer who = { .pid = p->pid, .uid = p->uid, .bus_name = p->bus_name };
+        bool charged_here = false;
+        int r;
+
+        if (ds->provider_session)
+                return 0;
+        if (ds->client_charge.amount == 0) {
+                r = user_charge_take(&ds->client_charge, 1);
+                if (r < 0)
+                        return r == -ENOSPC ? -EDQUOT : r;      /* the pool is Clients=, checked at identification */
+                charged_here = true;
+        }
+        r = provider_link_session_open(p->registry->link, &who, &ds->indexes, &ds->provider_session);
+        if (r < 0 && charged_here)
+                user_charge_deinit(&ds->client_charge);
+        return r;
+}
+
+int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t *ret_size) {
+        struct peer_registry *reg = ds->peer->registry;
+        uid_t uid = ds->peer->uid;
+        uint64_t room = user_charges_room(reg->charges, uid, CHARGE_RING_BYTES), mapped = 0;
+        int fd, r;
+
+        if (!ds->provider_session || ds->indexes.n_active == 0)
+                return -ENOENT;
+        if (ds->ring_charge.amount > 0)
+                return -EBUSY;
+        /* The smallest ring must fit; which bound it misses tells the
+         * caller whose memory is used up. */
+        r = user_charges_check(reg->charges, uid, CHARGE_RING_BYTES, RING_HEADER_SIZE + RING_DATA_MIN);
+        if (r < 0)
+                return r;
+        fd = provider_link_session_ring(reg->link, ds->provider_session, requested, room, ret_size, &mapped);
+        if (fd == -EDQUOT)
+                return -ENOSPC;         /* the provider's own smallest ring is bigger */
+        if (fd < 0)
+                return fd;
+        r = user_charge_take(&ds->ring_charge, mapped);
+        if (r < 0) {
+                /* The provider mapped more than the room it was given. */
+                provider_link_session_ring_close(reg->link, ds->provider_session);
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static void close_ring(struct data_session *ds) {
+        if (ds->ring_charge.amount == 0)
+                return;
+        provider_link_session_ring_close(ds->peer->registry->link, ds->provider_session);
+        user_charge_deinit(&ds->ring_charge);
+}
+
+int data_session_find_registration(struct data_session *ds, struct broker_event *ev, uint32_t *ret_write_index) {
+        int index = write_indexes_find(&ds->indexes, ev);
+
+        if (index < 0 || !ds->indexes.entries[index].active)
+                return -ENOENT;
+        *ret_write_index = (uint32_t) index;
+        return 0;
+}
+
+int data_session_register(struct data_session *ds, struct broker_event *ev, uint32_t *ret_write_index) {
+        unsigned active_before = ds->indexes.n_active;
+        int r;
+
+        r = provider_link_register(ds->peer->registry->link, ds->provider_session, &ds->indexes, ev,
+                                   ev->provider_event, ret_write_index);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                ev->n_bound_sessions++;
+        if (ds->indexes.n_active != active_before)
+                ev->n_registrations++;
+        event_registry_touch(ds->peer->registry->events, ev);
+        return 0;
+}
+
+int data_session_unregister(struct data_session *ds, uint32_t write_index) {
+        struct broker_event *ev;
+        int r;
+
+        if (!ds->provider_session)
+                return -ENOENT;
+        r = provider_link_unregister(ds->peer->registry->link, ds->provider_session, &ds->indexes, write_index);
+        if (r < 0)
+                return r;
+        ev = ds->indexes.entries[write_index].event;
+        ev->n_registrations--;
+        event_registry_touch(ds->peer->registry->events, ev);
+        if (ds->indexes.n_active == 0)
+                close_ring(ds);
+        return 0;
+}
+
+bool data_session_is_granted(const struct data_session *ds, const struct broker_event *ev) {
+        for (unsigned i = 0; i < ds->n_granted; i++)
+                if (ds->granted[i] == ev)
+                        return true;
+        return false;
+}
+
+int data_session_grant(struct data_session *ds, struct broker_event *ev) {
+        struct broker_event **granted;
+        int r;
+
+        granted = reallocarray(ds->granted, ds->n_granted + 1, sizeof(*granted));
+        if (!granted)
+                return -ENOMEM;
+        ds->granted = granted;
+        r = provider_link_grant(ds->peer->registry->link, ds->provider_session, ev->provider_event);
+        if (r < 0)
+                return r;
+        ds->granted[ds->n_granted++] = ev;
+        ev->n_registrations++;
+        ev->n_bound_sessions++;
+        event_registry_touch(ds->peer->registry->events, ev);
+        return 0;
+}
+
+int data_session_withdraw(struct data_session *ds, struct broker_event *ev) {
+        for (unsigned i = 0; i < ds->n_granted; i++) {
+                int r;
+
+                if (ds->granted[i] != ev)
+                        continue;
+                r = provider_link_withdraw(ds->peer->registry->link, ds->provider_session, ev->provider_event);
+                if (r < 0)
+                        return r;
+                ds->granted[i] = ds->granted[--ds->n_granted];
+                release_event(ds, ev, true);
+                return 0;
+        }
+        return -ENOENT;
+}
