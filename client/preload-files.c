@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -67,17 +67,67 @@ struct preload_file {
         unsigned refs;                  /* atomic: the numbers naming it, and each call using it */
         unsigned calls;                 /* under files_lock: the calls among refs (a forked child drops them) */
         pid_t pid;                      /* of the process that opened it */
-        int bus_fd;                     /* atomic: the connection's socket, -1 before; shut down at the last close */
         bool has_data;                  /* atomic: the broker's data file is at the numbers */
         uint64_t placeholder_dev, placeholder_ino;
         uint64_t data_dev, data_ino;    /* set before has_data */
-        uint64_t bus_dev, bus_ino;      /* the socket at bus_fd, to tell when the program closed it */
-        pthread_mutex_t call_lock;      /* one broker call at a time */
+        pthread_mutex_t call_lock;      /* one registration at a time */
         enum file_mode mode;            /* under call_lock */
-        sd_bus *bus;                    /* private; under call_lock */
+        /* Its data session on the process's connection (OpenSession), under
+         * connection.lock: 0 before; valid while session_generation is the
+         * connection's. Closed by file_reap() once the file is. */
+        uint64_t session_id;
+        unsigned session_generation;
         const uint8_t *status;          /* the status page, mapped read-only; NULL before */
         LIST_HEAD(struct enabler, enablers);    /* under files_lock */
 };
+
+/*
+ * The process's one connection to the broker, whatever it opens: every file
+ * is a data session on it (OpenSession), since a connection per file would
+ * use up the bus's connections per uid (256 on a stock system bus) and stop
+ * the uid's other bus programs. A forked child never uses its parent's
+ * (atfork_child() closes its copy of the socket); a program that closes the
+ * socket behind our back (closefrom(), close_range()) gets a new one, and
+ * its files new data sessions at their next call.
+ */
+static struct {
+        pthread_mutex_t *lock;          /* one call at a time; taken after a file's call_lock and files_lock */
+        unsigned lock_slot;             /* connection_locks[] */
+        sd_bus *bus;                    /* private; under lock */
+        int fd;                         /* atomic: its socket, -1 before */
+        uint64_t dev, ino;              /* the socket at fd, to tell when the program closed it */
+        unsigned generation;            /* under lock: bumped at each new connection */
+} connection = { .fd = -1 };
+
+/* A forked child takes the next slot for its lock rather than initializing
+ * the one a thread of the parent may hold: the same for glibc, but
+ * valgrind's helgrind would go on seeing it held by a thread the child does
+ * not have. A chain of more forks than slots reuses them, which only such a
+ * tool would notice. */
+#define CONNECTION_LOCK_SLOTS 64u
+static pthread_mutex_t connection_locks[CONNECTION_LOCK_SLOTS] = {
+        [0 ... CONNECTION_LOCK_SLOTS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* Whether the connection still has its socket: a program's closefrom()
+ * or close_range() closes it with the rest, and its number may hold
+ * another file since. */
+static bool connection_intact(void) {
+        struct stat st;
+        int fd = load_acquire(&connection.fd);
+
+        return fd >= 0 && fstat(fd, &st) >= 0 && (uint64_t) st.st_dev == connection.dev &&
+                (uint64_t) st.st_ino == connection.ino;
+}
+
+/* A connection whose socket the program closed, or a parent's: sd-bus
+ * would close its number again, perhaps the program's file by then, and
+ * must not be used in a forked child, so the object is left alone (a few
+ * kilobytes). */
+static void connection_abandon(void) {
+        connection.bus = NULL;
+        store_release(&connection.fd, -1);
+}
 
 /* Taken only by the library's own threads outside any signal handler: by
  * ioctl() (which a handler interrupting the library gets EAGAIN from
@@ -90,6 +140,10 @@ static unsigned n_numbers;              /* atomic: entries in use; 0: every look
 static unsigned n_closed;               /* atomic: records FILE_CLOSED */
 static pid_t table_pid;                 /* atomic: whose table this is (fork() changes it, vfork() not) */
 static bool sync_running;               /* under files_lock */
+/* Authorize answered NotSupported: the broker's provider has no kernel
+ * file to register on, and every file's registrations go through Register
+ * (a provider does not change under a running program). */
+static bool broker_registers;           /* atomic */
 static bool debug_on;
 static __thread bool in_library;
 
@@ -279,7 +333,6 @@ static void file_chunk_fresh(void *chunk) {
         for (struct preload_file *f = chunk; f < (struct preload_file *) chunk + FILES_PER_CHUNK; f++) {
                 hg_atomic_object(&f->state);
                 hg_atomic_object(&f->refs);
-                hg_atomic_object(&f->bus_fd);
                 hg_atomic_object(&f->has_data);
         }
 }
@@ -334,9 +387,6 @@ static uint64_t *number_find(int fd, uint64_t *ret_entry) {
         return NULL;
 }
 
-static bool file_bus_intact(struct preload_file *f);
-static void file_bus_abandon(struct preload_file *f);
-
 static bool file_get(struct preload_file *f) {
         unsigned refs = load_acquire(&f->refs);
 
@@ -347,17 +397,13 @@ static bool file_get(struct preload_file *f) {
         return true;
 }
 
-/* Drops a reference. At the last the broker sees the connection end at
- * once (shutdown(), which a signal handler may call); freeing waits for
- * file_reap(), which only runs where malloc() and sd-bus may. */
+/* Drops a reference. At the last the record waits for file_reap(),
+ * which only runs where malloc() and sd-bus may, to end its data session
+ * and free its memory: the process's next call into the library, or the
+ * thread following enable words. */
 static void file_put(struct preload_file *f) {
-        int bus_fd;
-
         if (sub_fetch_acq_rel(&f->refs, 1) > 0)
                 return;
-        bus_fd = load_acquire(&f->bus_fd);
-        if (bus_fd >= 0 && f->pid == getpid() && file_bus_intact(f))   /* a forked child's copy is the parent's */
-                (void) shutdown(bus_fd, SHUT_RDWR);
         add_fetch_acq_rel(&n_closed, 1);
         store_release(&f->state, FILE_CLOSED);
 }
@@ -412,7 +458,9 @@ static bool table_is_ours(void) {
         return load_acquire(&table_pid) == getpid();
 }
 
-/* The records' memory, their enablers and connections, once nothing uses
+static void connection_close_session(uint64_t id, unsigned generation);
+
+/* The records' memory, their enablers and data sessions, once nothing uses
  * them. Under files_lock, never in a signal handler. */
 static void file_reap(void) {
         pid_t self = getpid();
@@ -433,18 +481,12 @@ static void file_reap(void) {
                                 LIST_REMOVE(enablers, f->enablers, e);
                                 free(e);
                         }
-                        if (f->bus && !file_bus_intact(f))
-                                file_bus_abandon(f);
-                        if (f->bus && f->pid == self)
-                                sd_bus_flush_close_unref(f->bus);
-                        else if (f->bus)
-                                /* The parent's connection object: only our copy of its socket is ours. */
-                                (void) close(f->bus_fd);
-                        f->bus = NULL;
+                        if (f->session_id && f->pid == self)
+                                connection_close_session(f->session_id, f->session_generation);
+                        f->session_id = 0;
                         if (f->status)
                                 munmap((void *) f->status, STATUS_PAGE_SIZE);
                         f->status = NULL;
-                        store_release(&f->bus_fd, -1);
                         sub_fetch_acq_rel(&n_closed, 1);
                         store_release(&f->state, FILE_FREE);
                 }
@@ -537,6 +579,17 @@ static void atfork_parent(void) {
 
 static void atfork_child(void) {
         store_release(&table_pid, getpid());
+        /* The parent's connection: our copy of its socket goes, so that
+         * the broker sees the parent leave when it does; the lock starts
+         * afresh (a thread of the parent's may have held it). */
+        hg_forget_range(&connection, sizeof(connection));     /* what the parent's threads did is past */
+        hg_atomic_object(&connection.fd);
+        connection.lock_slot = (connection.lock_slot + 1) % CONNECTION_LOCK_SLOTS;
+        connection.lock = &connection_locks[connection.lock_slot];
+        pthread_mutex_init(connection.lock, NULL);
+        if (connection_intact())
+                (void) syscall(SYS_close, load_acquire(&connection.fd));
+        connection_abandon();
         /* Ours since atfork_prepare(): this thread is the child's. */
         pthread_mutex_unlock(&files_lock);
         sync_running = false;
@@ -571,6 +624,9 @@ __attribute__((constructor)) static void preload_files_init(void) {
         hg_atomic_object(&n_numbers);
         hg_atomic_object(&n_closed);
         hg_atomic_object(&table_pid);
+        hg_atomic_object(&connection.fd);
+        hg_atomic_object(&broker_registers);
+        connection.lock = &connection_locks[0];
         store_release(&table_pid, getpid());
         (void) pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
@@ -616,12 +672,11 @@ int preload_open(int flags) {
         }
         f->pid = getpid();
         f->calls = 0;
-        f->bus_fd = -1;
         f->has_data = false;
         f->placeholder_dev = st.st_dev;
         f->placeholder_ino = st.st_ino;
         f->mode = FILE_MODE_UNKNOWN;
-        f->bus = NULL;
+        f->session_id = 0;
         f->status = NULL;
         f->enablers = NULL;
         pthread_mutex_init(&f->call_lock, NULL);
@@ -689,42 +744,73 @@ static int bus_connect(sd_bus **ret) {
         return 0;
 }
 
-/* Whether @f's connection still has its socket: a program's closefrom()
- * or close_range() closes it with the rest, and its number may hold
- * another file since. */
-static bool file_bus_intact(struct preload_file *f) {
+/* Under connection.lock. */
+static int connection_get(void) {
         struct stat st;
-
-        return fstat(f->bus_fd, &st) >= 0 && (uint64_t) st.st_dev == f->bus_dev && (uint64_t) st.st_ino == f->bus_ino;
-}
-
-/* A connection whose socket the program closed: sd-bus would close its
- * number again, perhaps the program's file by then, so the object is left
- * alone (a few kilobytes). */
-static void file_bus_abandon(struct preload_file *f) {
-        f->bus = NULL;
-        store_release(&f->bus_fd, -1);
-}
-
-static int file_connect(struct preload_file *f) {
-        struct stat st;
+        sd_bus *bus = NULL;
         int r;
 
-        if (f->bus && file_bus_intact(f))
+        if (connection.bus && connection_intact())
                 return 0;
-        if (f->bus)
-                file_bus_abandon(f);
-        r = bus_connect(&f->bus);
+        if (connection.bus)
+                connection_abandon();
+        r = bus_connect(&bus);
         if (r < 0)
                 return r;
-        if (fstat(sd_bus_get_fd(f->bus), &st) < 0) {
+        if (fstat(sd_bus_get_fd(bus), &st) < 0) {
                 r = -errno;
-                f->bus = sd_bus_flush_close_unref(f->bus);
+                sd_bus_flush_close_unref(bus);
                 return r;
         }
-        f->bus_dev = st.st_dev;
-        f->bus_ino = st.st_ino;
-        store_release(&f->bus_fd, sd_bus_get_fd(f->bus));
+        connection.dev = st.st_dev;
+        connection.ino = st.st_ino;
+        store_release(&connection.fd, sd_bus_get_fd(bus));
+        connection.bus = bus;
+        connection.generation++;        /* every data session was the old connection's */
+        return 0;
+}
+
+/* Ends a closed file's data session, if it is on this connection: no reply
+ * awaited (the broker's answer changes nothing here). Takes
+ * connection.lock, after files_lock. */
+static void connection_close_session(uint64_t id, unsigned generation) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        char path[sizeof(BROKER_SESSION_PATH_PREFIX) + 21];
+        int r;
+
+        pthread_mutex_lock(connection.lock);
+        if (connection.bus && generation == connection.generation && connection_intact()) {
+                snprintf(path, sizeof(path), "%s/%" PRIu64, BROKER_SESSION_PATH_PREFIX, id);
+                r = sd_bus_message_new_method_call(connection.bus, &m, BROKER_BUS_NAME, path,
+                                                   BROKER_SESSION_INTERFACE, "Close");
+                if (r >= 0)
+                        r = sd_bus_message_set_expect_reply(m, 0);
+                if (r >= 0)
+                        r = sd_bus_send(connection.bus, m, NULL);
+                if (r >= 0)
+                        r = sd_bus_flush(connection.bus);
+                if (r < 0)
+                        debug("cannot end the data session %s: %s", path, strerror(-r));
+        }
+        pthread_mutex_unlock(connection.lock);
+}
+
+/* Reads the data session path OpenSession returned into *@ret_id. */
+static int read_session_id(sd_bus_message *reply, uint64_t *ret_id) {
+        const size_t prefix = strlen(BROKER_SESSION_PATH_PREFIX);
+        const char *path;
+        char *end;
+        int r;
+
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        if (strncmp(path, BROKER_SESSION_PATH_PREFIX "/", prefix + 1) != 0)
+                return -EPROTO;
+        errno = 0;
+        *ret_id = strtoull(path + prefix + 1, &end, 10);
+        if (errno || *end || *ret_id == 0)
+                return -EPROTO;
         return 0;
 }
 
@@ -809,33 +895,61 @@ static int call_restarting(sd_bus *bus, sd_bus_message *m, sd_bus_error *error, 
         return 0;
 }
 
-/* A call to the broker on @f's connection; a refusal becomes the kernel
- * interface's errno. Under f->call_lock. */
+/* A call to the broker for @f, on the process's connection: @method of
+ * f's data session (opened first if it has none on this connection), or of
+ * the broker's object for Delete. A refusal becomes the kernel interface's
+ * errno. Under f->call_lock; takes connection.lock. */
 static int file_call(struct preload_file *f, const char *method, const char *what, sd_bus_message **reply,
                      const char *types, ...) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        char path[sizeof(BROKER_SESSION_PATH_PREFIX) + 21];
+        bool on_session = strcmp(method, "Delete") != 0;
+        const char *failed = method;
         va_list ap;
         int r;
 
-        r = file_connect(f);
+        pthread_mutex_lock(connection.lock);
+        r = connection_get();
         if (r < 0) {
+                pthread_mutex_unlock(connection.lock);
                 debug("%s %s: cannot connect to the bus: %s", method, what, strerror(-r));
                 return r;
         }
-        r = sd_bus_message_new_method_call(f->bus, &m, BROKER_BUS_NAME, BROKER_OBJECT_PATH, BROKER_INTERFACE,
-                                           method);
+        if (on_session && (f->session_id == 0 || f->session_generation != connection.generation)) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *opened = NULL;
+
+                failed = "OpenSession";
+                r = sd_bus_message_new_method_call(connection.bus, &m, BROKER_BUS_NAME, BROKER_OBJECT_PATH,
+                                                   BROKER_INTERFACE, "OpenSession");
+                if (r >= 0)
+                        r = call_restarting(connection.bus, m, &error, &opened);
+                if (r >= 0)
+                        r = read_session_id(opened, &f->session_id);
+                if (r >= 0)
+                        f->session_generation = connection.generation;
+                m = sd_bus_message_unref(m);
+        }
+        if (r >= 0) {
+                failed = method;
+                if (on_session)
+                        snprintf(path, sizeof(path), "%s/%" PRIu64, BROKER_SESSION_PATH_PREFIX, f->session_id);
+                r = sd_bus_message_new_method_call(connection.bus, &m, BROKER_BUS_NAME,
+                                                   on_session ? path : BROKER_OBJECT_PATH,
+                                                   on_session ? BROKER_SESSION_INTERFACE : BROKER_INTERFACE, method);
+        }
         if (r >= 0) {
                 va_start(ap, types);
                 r = sd_bus_message_appendv(m, types, ap);
                 va_end(ap);
         }
         if (r >= 0)
-                r = call_restarting(f->bus, m, &error, reply);
+                r = call_restarting(connection.bus, m, &error, reply);
+        pthread_mutex_unlock(connection.lock);
         if (r >= 0)
                 return 0;
-        r = -preload_errno_from_bus(method, error.name, -r);
-        debug("%s %s: %s (%s), errno %s", method, what, error.message ?: strerror(-r), error.name ?: "no reply",
+        r = -preload_errno_from_bus(failed, error.name, -r);
+        debug("%s %s: %s (%s), errno %s", failed, what, error.message ?: strerror(-r), error.name ?: "no reply",
               strerrorname_np(-r) ?: "?");
         return r;
 }
@@ -1015,11 +1129,14 @@ static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_
                 return -EINVAL;         /* longer than any command the broker takes */
         if (r < 0)
                 return r;
+        if (f->mode == FILE_MODE_UNKNOWN && load_acquire(&broker_registers))
+                f->mode = FILE_MODE_BROKER;
         if (f->mode != FILE_MODE_BROKER) {
                 r = file_authorize(f, index, fd, command, uaddr);
                 if (r != -EOPNOTSUPP || f->mode == FILE_MODE_KERNEL)
                         return r;
                 f->mode = FILE_MODE_BROKER;     /* the broker registers, and we follow the status bytes */
+                store_release(&broker_registers, true);
         }
         pthread_mutex_lock(&files_lock);
         r = enabler_exists(reg.enable_addr, reg.enable_bit) ? -EADDRINUSE : 0;

@@ -4,8 +4,10 @@
 /*
  * The user_events_data files of a program run by uebroker-run
  * (libuebroker-preload.so): each open() of a path ending in
- * user_events_data gets one, backed by a bus connection of its own to the
- * broker (never the program's), created at the first ioctl. The kernel
+ * user_events_data gets one, backed by a data session of the broker
+ * (OpenSession) on the process's one private bus connection (never the
+ * program's), opened at the first ioctl and ended (Close) by the
+ * library's next call after the file's last close. The kernel
  * interface's ioctls are answered through the broker:
  *
  * - DIAG_IOCSREG: the broker first (validation, name ownership,

@@ -19,6 +19,10 @@
  *                 the program's own bit; a word unmapped after
  *                 registration while a recorder starts (stdin: a line
  *                 once recording)
+ *   many-files    300 files, one registration each, held together (stdin:
+ *                 a line once the test has counted the process's bus
+ *                 connections), then closed; a new file registers again
+ *                 (stdin: a line once the test has counted registrations)
  */
 #define _GNU_SOURCE 1
 
@@ -467,6 +471,49 @@ static int case_enable_word(void) {
         return 0;
 }
 
+/* many-files */
+
+#define MANY_FILES 300u
+
+static int case_many_files(void) {
+        unsigned ok = 0, refused = 0, bit;
+        int fds[MANY_FILES], fd, r;
+        uint32_t *word;
+        char line[64];
+
+        for (unsigned i = 0; i < MANY_FILES; i++) {
+                fds[i] = open_data(O_CLOEXEC);
+                word = fresh_bit(&bit);
+                r = reg(fds[i], "preload_many u32 n", word, 4, bit, NULL);
+                if (r == 0)
+                        ok++;
+                else {
+                        /* Past the uid's share of data files (the broker's
+                         * ClientsPerUser=): the kernel's own answer when
+                         * it runs out of room. */
+                        CHECK(r == -ENOSPC || !have_data);
+                        refused++;
+                }
+        }
+        printf("ready %u %u\n", ok, refused);
+        fflush(stdout);
+        CHECK(fgets(line, sizeof(line), stdin) != NULL);
+
+        for (unsigned i = 0; i < MANY_FILES; i++)
+                CHECK(close(fds[i]) == 0);
+        /* The closed files' data sessions end before this one opens, so
+         * the share is the uid's again. */
+        fd = open_data(O_CLOEXEC);
+        word = fresh_bit(&bit);
+        CHECK(reg(fd, "preload_many u32 n", word, 4, bit, NULL) == 0 || !have_data);
+        printf("again\n");
+        fflush(stdout);
+        CHECK(fgets(line, sizeof(line), stdin) != NULL);
+        CHECK(close(fd) == 0);
+        done();
+        return 0;
+}
+
 int main(int argc, char **argv) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         if (argc == 2 && strcmp(argv[1], "signal-close") == 0)
@@ -479,6 +526,8 @@ int main(int argc, char **argv) {
                 return case_recycle_after_exec(argv[2], argv[3]);
         if (argc == 2 && strcmp(argv[1], "enable-word") == 0)
                 return case_enable_word();
-        fprintf(stderr, "usage: preload-cases signal-close|fork|recycle|enable-word\n");
+        if (argc == 2 && strcmp(argv[1], "many-files") == 0)
+                return case_many_files();
+        fprintf(stderr, "usage: preload-cases signal-close|fork|recycle|enable-word|many-files\n");
         return 2;
 }

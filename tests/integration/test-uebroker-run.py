@@ -452,6 +452,50 @@ class PreloadCasesTest(unittest.TestCase):
                 rec.kill()
                 rec.communicate()
 
+    def test_many_files_one_connection(self):
+        # A connection per file used up the bus's connections per uid (256
+        # on a stock system bus) and stopped the uid's other bus programs:
+        # the process has one, whatever it opens, and each file is a data
+        # session on it.
+        def connections_of(pid):
+            conn = dbus.bus.BusConnection(os.environ['UEBROKER_BUS_ADDRESS'])
+            try:
+                bus = dbus.Interface(conn.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus'),
+                                     'org.freedesktop.DBus')
+                n = 0
+                for name in bus.ListNames():
+                    if not name.startswith(':'):
+                        continue
+                    try:
+                        if int(bus.GetConnectionUnixProcessID(name)) == pid:
+                            n += 1
+                    except dbus.DBusException:
+                        pass    # gone meanwhile
+                return n
+            finally:
+                conn.close()
+
+        def feed(proc, preload):
+            line = proc.stdout.readline()
+            m = re.match(r'^ready ([0-9]+) ([0-9]+)$', line)
+            self.assertTrue(m, proc.stderr.read() if proc.poll() is not None else line)
+            ok, refused = int(m.group(1)), int(m.group(2))
+            if preload:
+                self.assertEqual(ok + refused, 300)
+                self.assertGreater(ok, 1)
+                self.assertEqual(connections_of(proc.pid), 1)
+                self.assertEqual(events()['preload_many'][2], ok)
+            proc.stdin.write('counted\n')
+            proc.stdin.flush()
+            self.assertEqual(proc.stdout.readline(), 'again\n')
+            if preload:
+                self.assertEqual(events()['preload_many'][2], 1)
+                self.assertEqual(connections_of(proc.pid), 1)
+            proc.stdin.write('counted\n')
+            proc.stdin.flush()
+
+        self.run_case('many-files', feed=feed)
+
 
 def main():
     if os.geteuid() != 0 or not shutil.which('setpriv') or not shutil.which('stdbuf'):
