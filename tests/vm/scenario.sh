@@ -641,6 +641,37 @@ if [ -x $X/uebroker-run ]; then
                 info "preload-cases enable-word: exit $rc, $(tr '\n' ' ' < $pc_out | cut -c1-300)"
                 check "preload case enable-word through uebroker-run on the $kernel kernel: exit 0, the words as the kernel keeps them" \
                         sh -c "test $rc = 0 && grep -q '^ok\$' $pc_out && ! grep -q '^registered 0\$' $pc_out"
+                # 300 files held at once: one bus connection of the
+                # process (a data session per file), the uid's share of
+                # them registered, a new file registers once they closed.
+                pc_in=/tmp/preload-many.in pc_out=/tmp/preload-many-files.out
+                mkfifo $pc_in
+                as_tester "timeout 120 env $RUN $X/preload-cases many-files < $pc_in > $pc_out 2>&1" &
+                pc_pid=$!
+                exec 5<> $pc_in
+                waitfor 150 grep -q '^ready' $pc_out
+                prog=
+                for p in /proc/[0-9]*; do
+                        [ "$(cat $p/comm 2>/dev/null)" = preload-cases ] && prog=${p#/proc/}
+                done
+                : > /tmp/preload-many-names
+                for name in $(busctl --system list --no-legend --unique 2>/dev/null | awk '{print $1}'); do
+                        echo "$name $(busctl --system call org.freedesktop.DBus /org/freedesktop/DBus \
+                                org.freedesktop.DBus GetConnectionUnixProcessID s "$name" 2>&1)" >> /tmp/preload-many-names
+                done
+                conns=$(awk -v p="$prog" '$2 == "u" && $3 == p' /tmp/preload-many-names | wc -l)
+                [ "$conns" = 1 ] || info "bus names: $(tr '\n' '|' < /tmp/preload-many-names | cut -c1-2000)"
+                echo counted >&5
+                waitfor 150 grep -q '^again' $pc_out
+                echo counted >&5
+                waitfor 150 not kill -0 $pc_pid
+                wait $pc_pid
+                rc=$?
+                exec 5>&-
+                rm -f $pc_in
+                info "preload-cases many-files: exit $rc, $conns bus connections of pid $prog, $(tr '\n' ' ' < $pc_out | cut -c1-300)"
+                check "preload case many-files through uebroker-run on the $kernel kernel: exit 0, one bus connection for 300 files" \
+                        sh -c "test $rc = 0 && grep -q '^ok\$' $pc_out && test '$conns' = 1 && ! grep -q '^ready 0 ' $pc_out"
         else
                 not_ok "preload-cases is not in the image (tests/vm/meson.build --guest-bin)"
         fi
