@@ -482,6 +482,22 @@ class Contract(unittest.TestCase):
         self.broker.Delete('ds_a', False)
         self.broker.Delete('ds_b', False)
 
+    def test_ring_size_bounded(self):
+        # However much is asked, a ring's data area is at most 1 MiB
+        # (RING_DATA_MAX): a power of two from 8 KiB up to that.
+        for asked in (4 << 20, 0xffffffff, 1 << 20, (1 << 20) + 1):
+            ds = self.session(self.broker.OpenSession())
+            self.register('ring_big u32 a', ds)
+            ring, size = ds.OpenRing(dbus.UInt32(asked))
+            fd = take(ring)
+            try:
+                self.assertEqual(int(size), 1 << 20, asked)
+                self.assertEqual(os.fstat(fd).st_size, RING_HEADER_SIZE + (1 << 20))
+            finally:
+                os.close(fd)
+                ds.Close()
+        self.broker.Delete('ring_big', False)
+
     def test_data_session_is_its_connections_only(self):
         path = self.broker.OpenSession()
         self.register('dso_a u32 a', self.session(path))

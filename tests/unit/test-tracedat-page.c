@@ -126,6 +126,24 @@ START_TEST(test_missed_events) {
         ck_assert_uint_eq(n, 1);
         kbuffer_free(kbuf);
 
+        /* Filled to the last byte by the smallest events (8 bytes each, a
+         * multiple of the room): the count still has its own 8 bytes
+         * inside the page, after the events. */
+        tracedat_page_reset(&p);
+        ck_assert_int_eq(tracedat_page_add_missed(&p, 4), 0);
+        n = 0;
+        while (tracedat_page_add(&p, 10 + n, entry, 1, NULL, 0) == 0)
+                n++;
+        ck_assert_uint_le(p.used + sizeof(long), p.page_size - TRACEDAT_PAGE_HEADER_SIZE);
+        ck_assert_uint_eq(p.used, (p.page_size - TRACEDAT_PAGE_HEADER_SIZE - sizeof(long)) / 8 * 8);
+        kbuf = load(tracedat_page_finish(&p));
+        ck_assert_int_eq(kbuffer_missed_events(kbuf), 4);
+        ck_assert_ptr_nonnull(kbuffer_read_event(kbuf, &ts));
+        while (kbuffer_next_event(kbuf, &ts))
+                n--;
+        ck_assert_uint_eq(n, 1);
+        kbuffer_free(kbuf);
+
         tracedat_page_reset(&p);
         ck_assert_int_eq(tracedat_page_add_missed(&p, 3), 0);
         ck_assert_int_eq(tracedat_page_add_missed(&p, 0), 0);
