@@ -435,6 +435,10 @@ static int identify_data_session(struct broker *b, sd_bus_message *m, sd_bus_err
         uint64_t id;
         int r;
 
+        /* Set on every path: a caller's compiler cannot see that a
+         * positive return always comes with both. */
+        *ret_peer = NULL;
+        *ret = NULL;
         r = peer_identify(&b->peers, m, error, &p);
         if (r <= 0)
                 return r;
