@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# build-kernel.sh [--cached-only] [--patched]
+# build-kernel.sh [--cached-only] [--patched|--debug]
 #
 # Prints the path of a bzImage for the vm test tier: Debian's own
 # linux-source-6.12 (bookworm-backports; build-aux/install-deps.sh installs
@@ -12,6 +12,9 @@
 #   --patched   the same kernel with the project's patch series
 #               kernel/upstream-6.12/*.patch applied (restricted handles,
 #               kernel/upstream-6.12/README.md)
+#   --debug     the patched kernel built with tests/vm/kernel-debug.config
+#               too (SMP, preemption, KASAN, lockdep, userfaultfd, FUSE),
+#               in a tree of its own; no stock image of that tree is built
 #
 # Cache (tests/vm/kernel-lib.sh's directory), keyed by a hash of the config
 # fragment, this recipe's version and the source version:
@@ -42,10 +45,12 @@ src_tar="${UEBROKER_VM_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}"
 jobs="${UEBROKER_VM_JOBS:-$(nproc)}"
 cached_only=
 patched=
+debug=
 while [ $# -gt 0 ]; do
         case "$1" in
         --cached-only) cached_only=1 ;;
         --patched) patched=1 ;;
+        --debug) patched=1; debug=1 ;;
         *) echo "build-kernel.sh: unknown argument $1" >&2; exit 2 ;;
         esac
         shift
@@ -63,13 +68,16 @@ if [ ! -r "$src_tar" ]; then
 fi
 
 src_version="$(kernel_source_version "$src_tar")"
-key="$( { echo "recipe $recipe"; echo "source $src_version"; cat "$fragment"; } | sha256sum | cut -c1-16)"
+fragments=("$fragment")
+[ -n "$debug" ] && fragments+=("$here/kernel-debug.config")
+key="$( { echo "recipe $recipe"; echo "source $src_version"; cat "${fragments[@]}"; } | sha256sum | cut -c1-16)"
 tree="$cache/tree-$key"
 stock_dir="$cache/$key"
 series=("$series_dir"/*.patch)
 [ -e "${series[0]}" ] || series=()
 patched_key="$( { echo "$key"; cat ${series[@]+"${series[@]}"}; } | sha256sum | cut -c1-16)"
 patched_dir="$cache/patched-$patched_key"
+[ -n "$debug" ] && patched_dir="$cache/debug-$patched_key"
 
 if [ -n "$patched" ]; then dir="$patched_dir"; else dir="$stock_dir"; fi
 image="$dir/bzImage"
@@ -145,15 +153,15 @@ mkdir -p "$cache"
 exec 9>"$cache/tree-$key.lock"
 flock 9
 start=$(date +%s)
-if [ ! -s "$stock_dir/bzImage" ]; then
-        if [ ! -e "$tree/.configured" ]; then
-                log "extracting and configuring $src_version in $tree"
-                rm -rf "$tree"
-                mkdir -p "$tree"
-                tar -xf "$src_tar" -C "$tree" --strip-components=1
-                (cd "$tree" && kernel_configure "$fragment") || exit 1
-                touch "$tree/.configured"
-        fi
+if [ ! -e "$tree/.configured" ]; then
+        log "extracting and configuring $src_version in $tree"
+        rm -rf "$tree"
+        mkdir -p "$tree"
+        tar -xf "$src_tar" -C "$tree" --strip-components=1
+        (cd "$tree" && kernel_configure "${fragments[@]}") || exit 1
+        touch "$tree/.configured"
+fi
+if [ -z "$debug" ] && [ ! -s "$stock_dir/bzImage" ]; then
         install_series || exit 1
         log "building the stock kernel, key $key, in $tree ($jobs jobs, nice 10)"
         (cd "$tree" && nice -n 10 make -s ARCH=x86_64 -j"$jobs" bzImage >&2)
@@ -178,7 +186,7 @@ install_series "${series[@]}" || exit 1
 log "building the patched kernel, key $patched_key, in $tree ($jobs jobs, nice 10)"
 (cd "$tree" && nice -n 10 make -s ARCH=x86_64 -j"$jobs" bzImage >&2)
 publish "$patched_dir"
-for old in "$cache"/patched-*/; do
+for old in "$cache"/patched-*/ "$cache"/debug-*/; do
         old="${old%/}"
         [ "$old" = "$patched_dir" ] && continue
         [ "$(cat "$old/tree" 2>/dev/null)" = "$key" ] && rm -rf "$old"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# run-vm.sh [--kernel=upstream|patched|v1] [--scenario=FILE] [--guest-bin=FILE...]
+# run-vm.sh [--kernel=upstream|patched|debug|v1] [--scenario=FILE] [--guest-bin=FILE...]
 #           BUILD_DIR [SOURCE_ROOT]
 #
 # The vm test tier: boots QEMU (TCG) on a test kernel with an initramfs
@@ -12,6 +12,10 @@
 #                      (tests/vm/build-kernel.sh, cached; built when missing)
 #   --kernel=patched   the same with the series of kernel/upstream-6.12/
 #                      (restricted handles; build-kernel.sh --patched)
+#   --kernel=debug     the patched kernel with SMP, preemption, KASAN and
+#                      lockdep (build-kernel.sh --debug), booted with two
+#                      vCPUs, 2 GiB and panic_on_warn: a splat ends the run
+#                      and fails it (uebroker.kernel=debug for the guest)
 #   --kernel=v1        Linux 6.1 with the project's kernel provider
 #                      (kernel/build-test-kernel.sh, into BUILD_DIR/kernel-v1)
 #   --scenario=FILE    the guest's scenario (default tests/vm/scenario.sh)
@@ -35,7 +39,7 @@ guest_bins=()
 skip_reason=
 while [ $# -gt 0 ]; do
         case "$1" in
-        --kernel=upstream|--kernel=patched|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
+        --kernel=upstream|--kernel=patched|--kernel=debug|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
         --scenario=*) scenario="${1#--scenario=}" ;;
         --guest-bin=*) guest_bins+=("${1#--guest-bin=}") ;;
         --skip=*) skip_reason="${1#--skip=}" ;;
@@ -82,6 +86,7 @@ else
         set +e
         build_args=()
         [ "$kernel_kind" = patched ] && build_args=(--patched)
+        [ "$kernel_kind" = debug ] && build_args=(--debug)
         kernel="$("$here/build-kernel.sh" ${build_args[@]+"${build_args[@]}"})"
         r=$?
         set -e
@@ -97,10 +102,18 @@ echo "initramfs: $(stat -c %s "$work/initrd.gz") bytes"
 
 console="$work/console.log"
 set +e
-timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot \
+machine=(-m 1024)
+guest_kind="$kernel_kind"
+extra_append=
+if [ "$kernel_kind" = debug ]; then
+        machine=(-m 2048 -smp 2)
+        guest_kind=debug
+        extra_append=" panic_on_warn=1"
+fi
+timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg "${machine[@]}" -nographic -no-reboot \
         -nic none -monitor none -serial stdio \
         -kernel "$kernel" -initrd "$work/initrd.gz" \
-        -append "console=ttyS0 panic=-1 quiet uebroker.kernel=$kernel_kind" < /dev/null > "$console" 2>&1
+        -append "console=ttyS0 panic=-1 quiet uebroker.kernel=$guest_kind$extra_append" < /dev/null > "$console" 2>&1
 qrc=$?
 set -e
 t_boot=$(date +%s)
