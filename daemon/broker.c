@@ -1317,6 +1317,31 @@ static int property_get_pool_holders(sd_bus *bus, const char *path, const char *
         return sd_bus_message_close_container(reply);
 }
 
+/* The methods of a data session: on the broker's object for the
+ * connection's own, on a session object for one it opened. */
+#define DATA_SESSION_METHODS                                                                            \
+        SD_BUS_METHOD_WITH_NAMES("Register",                                                            \
+                                 "s", SD_BUS_PARAM(command),                                            \
+                                 "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)                  \
+                                         SD_BUS_PARAM(status_index) SD_BUS_PARAM(write_index),          \
+                                 method_register, SD_BUS_VTABLE_UNPRIVILEGED),                          \
+        SD_BUS_METHOD_WITH_NAMES("Authorize",                                                           \
+                                 "s", SD_BUS_PARAM(command),                                            \
+                                 "h", SD_BUS_PARAM(data_fd),                                            \
+                                 method_authorize, SD_BUS_VTABLE_UNPRIVILEGED),                         \
+        SD_BUS_METHOD_WITH_NAMES("Withdraw",                                                            \
+                                 "s", SD_BUS_PARAM(name),                                               \
+                                 "", ,                                                                  \
+                                 method_withdraw, SD_BUS_VTABLE_UNPRIVILEGED),                          \
+        SD_BUS_METHOD_WITH_NAMES("Unregister",                                                          \
+                                 "u", SD_BUS_PARAM(write_index),                                        \
+                                 "", ,                                                                  \
+                                 method_unregister, SD_BUS_VTABLE_UNPRIVILEGED),                        \
+        SD_BUS_METHOD_WITH_NAMES("OpenRing",                                                            \
+                                 "u", SD_BUS_PARAM(size),                                               \
+                                 "hu", SD_BUS_PARAM(ring_fd) SD_BUS_PARAM(data_size),                   \
+                                 method_open_ring, SD_BUS_VTABLE_UNPRIVILEGED)
+
 static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -1330,27 +1355,7 @@ static const sd_bus_vtable broker_vtable[] = {
         SD_BUS_SIGNAL_WITH_NAMES("EventAdded", "ssu",
                                  SD_BUS_PARAM(name) SD_BUS_PARAM(fields) SD_BUS_PARAM(owner_uid), 0),
         SD_BUS_SIGNAL_WITH_NAMES("EventRemoved", "s", SD_BUS_PARAM(name), 0),
-        SD_BUS_METHOD_WITH_NAMES("Register",
-                                 "s", SD_BUS_PARAM(command),
-                                 "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
-                                         SD_BUS_PARAM(status_index) SD_BUS_PARAM(write_index),
-                                 method_register, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Authorize",
-                                 "s", SD_BUS_PARAM(command),
-                                 "h", SD_BUS_PARAM(data_fd),
-                                 method_authorize, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Withdraw",
-                                 "s", SD_BUS_PARAM(name),
-                                 "", ,
-                                 method_withdraw, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Unregister",
-                                 "u", SD_BUS_PARAM(write_index),
-                                 "", ,
-                                 method_unregister, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("OpenRing",
-                                 "u", SD_BUS_PARAM(size),
-                                 "hu", SD_BUS_PARAM(ring_fd) SD_BUS_PARAM(data_size),
-                                 method_open_ring, SD_BUS_VTABLE_UNPRIVILEGED),
+        DATA_SESSION_METHODS,
         SD_BUS_METHOD_WITH_NAMES("OpenSession",
                                  "", ,
                                  "o", SD_BUS_PARAM(session),
@@ -1386,27 +1391,7 @@ static const sd_bus_vtable broker_vtable[] = {
  * object for the connection's own, acting on it alone, and Close. */
 static const sd_bus_vtable session_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD_WITH_NAMES("Register",
-                                 "s", SD_BUS_PARAM(command),
-                                 "hhuu", SD_BUS_PARAM(data_fd) SD_BUS_PARAM(status_fd)
-                                         SD_BUS_PARAM(status_index) SD_BUS_PARAM(write_index),
-                                 method_register, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Authorize",
-                                 "s", SD_BUS_PARAM(command),
-                                 "h", SD_BUS_PARAM(data_fd),
-                                 method_authorize, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Withdraw",
-                                 "s", SD_BUS_PARAM(name),
-                                 "", ,
-                                 method_withdraw, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Unregister",
-                                 "u", SD_BUS_PARAM(write_index),
-                                 "", ,
-                                 method_unregister, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("OpenRing",
-                                 "u", SD_BUS_PARAM(size),
-                                 "hu", SD_BUS_PARAM(ring_fd) SD_BUS_PARAM(data_size),
-                                 method_open_ring, SD_BUS_VTABLE_UNPRIVILEGED),
+        DATA_SESSION_METHODS,
         SD_BUS_METHOD("Close", "", "", method_close_session, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
