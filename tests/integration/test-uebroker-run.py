@@ -391,7 +391,16 @@ class PreloadCasesTest(unittest.TestCase):
                       file=sys.stderr)
 
     def test_signal_handler_closes_during_ioctl(self):
-        self.run_case('signal-close')
+        # The case's alarms (0.1 to 4 ms) interrupt registrations that each
+        # take two bus round trips (OpenSession, Register): with the broker
+        # under valgrind (CI's valgrind step, UEBROKERD_WRAPPER) they can beat
+        # every one (seen in CI10), and the test there is that nothing hangs
+        # or fails, as under helgrind below.
+        slowed = bool(os.environ.get('UEBROKERD_WRAPPER'))
+        if slowed:
+            print('signal-close: the broker runs under a wrapper: registrations need not get through',
+                  file=sys.stderr)
+        self.run_case('signal-close', must_register=not slowed)
 
     def test_fork_while_a_thread_registers(self):
         # The child registers, so it allocates (sd-bus), as glibc lets the
