@@ -458,13 +458,25 @@ static bool table_is_ours(void) {
         return load_acquire(&table_pid) == getpid();
 }
 
-static void connection_close_session(uint64_t id, unsigned generation);
+/* Data sessions of closed files to end (Close), sent once files_lock is
+ * released: a bus send may wait for the broker, and fork() and every
+ * ioctl() need files_lock. */
+#define CLOSING_MAX 64u
+struct closing {
+        uint64_t id[CLOSING_MAX];
+        unsigned generation[CLOSING_MAX];
+        unsigned n;
+};
+
+static void connection_close_sessions(const struct closing *c);
 
 /* The records' memory, their enablers and data sessions, once nothing uses
- * them. Under files_lock, never in a signal handler. */
-static void file_reap(void) {
+ * them, up to CLOSING_MAX data sessions to end in @closing (the rest wait
+ * for the next call). Under files_lock, never in a signal handler. */
+static void file_reap(struct closing *closing) {
         pid_t self = getpid();
 
+        closing->n = 0;
         if (load_acquire(&n_closed) == 0)
                 return;
         for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
@@ -475,14 +487,18 @@ static void file_reap(void) {
                 for (struct preload_file *f = chunk; f < chunk + FILES_PER_CHUNK; f++) {
                         if (load_acquire(&f->state) != FILE_CLOSED)
                                 continue;
+                        if (f->session_id && f->pid == self && closing->n == CLOSING_MAX)
+                                continue;
                         while (f->enablers) {
                                 struct enabler *e = f->enablers;
 
                                 LIST_REMOVE(enablers, f->enablers, e);
                                 free(e);
                         }
-                        if (f->session_id && f->pid == self)
-                                connection_close_session(f->session_id, f->session_generation);
+                        if (f->session_id && f->pid == self) {
+                                closing->id[closing->n] = f->session_id;
+                                closing->generation[closing->n++] = f->session_generation;
+                        }
                         f->session_id = 0;
                         if (f->status)
                                 munmap((void *) f->status, STATUS_PAGE_SIZE);
@@ -524,15 +540,17 @@ static void *sync_thread(void *arg) {
 
         (void) arg;
         for (;;) {
+                struct closing closing;
                 bool more;
 
                 (void) nanosleep(&interval, NULL);
                 pthread_mutex_lock(&files_lock);
-                file_reap();
+                file_reap(&closing);
                 more = sync_enablers();
                 if (!more)
                         sync_running = false;   /* the next registration starts another */
                 pthread_mutex_unlock(&files_lock);
+                connection_close_sessions(&closing);
                 if (!more)
                         return NULL;
         }
@@ -771,14 +789,13 @@ static int connection_get(void) {
 }
 
 /* Ends a closed file's data session, if it is on this connection: no reply
- * awaited (the broker's answer changes nothing here). Takes
- * connection.lock, after files_lock. */
+ * awaited (the broker's answer changes nothing here). Under
+ * connection.lock. */
 static void connection_close_session(uint64_t id, unsigned generation) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         char path[sizeof(BROKER_SESSION_PATH_PREFIX) + 21];
         int r;
 
-        pthread_mutex_lock(connection.lock);
         if (connection.bus && generation == connection.generation && connection_intact()) {
                 snprintf(path, sizeof(path), "%s/%" PRIu64, BROKER_SESSION_PATH_PREFIX, id);
                 r = sd_bus_message_new_method_call(connection.bus, &m, BROKER_BUS_NAME, path,
@@ -792,6 +809,16 @@ static void connection_close_session(uint64_t id, unsigned generation) {
                 if (r < 0)
                         debug("cannot end the data session %s: %s", path, strerror(-r));
         }
+}
+
+/* Ends the data sessions file_reap() collected. Without files_lock; takes
+ * connection.lock. */
+static void connection_close_sessions(const struct closing *c) {
+        if (c->n == 0)
+                return;
+        pthread_mutex_lock(connection.lock);
+        for (unsigned i = 0; i < c->n; i++)
+                connection_close_session(c->id[i], c->generation[i]);
         pthread_mutex_unlock(connection.lock);
 }
 
@@ -1234,6 +1261,7 @@ static int file_delete(struct preload_file *f, uint64_t uaddr) {
 }
 
 bool preload_ioctl(int fd, unsigned long request, void *arg, int *ret) {
+        struct closing closing;
         struct preload_file *f;
         uint64_t entry, *slot;
         int r;
@@ -1247,11 +1275,12 @@ bool preload_ioctl(int fd, unsigned long request, void *arg, int *ret) {
         }
         in_library = true;
         pthread_mutex_lock(&files_lock);
-        file_reap();
+        file_reap(&closing);
         f = number_file(slot, entry);
         if (f)
                 f->calls++;
         pthread_mutex_unlock(&files_lock);
+        connection_close_sessions(&closing);
         if (!f) {
                 in_library = false;
                 return false;           /* closed meanwhile: the number is someone else's */
