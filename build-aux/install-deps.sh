@@ -46,8 +46,9 @@ packages=(
         liblttng-ust-dev
         # vm tier (tests/vm): a kernel built from Debian's source, QEMU, busybox
         make bc bison flex libelf-dev libssl-dev xz-utils
-        # kernel/upstream-6.12: its series applied to the 6.12 tree and headers
-        patch
+        # kernel/upstream-6.12: its series applied to the 6.12 tree and headers;
+        # its kselftests installed by the kernel's make (which copies with rsync)
+        patch rsync
         qemu-system-x86 busybox-static
         # the kernel provider's test kernel (kernel/build-test-kernel.sh)
         linux-source-6.1

@@ -50,6 +50,8 @@ START_TEST(test_errnos_of_refusals) {
 END_TEST
 
 static uint32_t enable_word;
+/* 8-aligned: its second half is an address aligned to 4, not to 8. */
+static uint64_t enable_pair[2];
 
 static struct upstream_user_reg good_reg(const char *command) {
         return (struct upstream_user_reg) {
@@ -101,6 +103,17 @@ START_TEST(test_refused_before_the_broker) {
         ck_assert_int_eq(ioc(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
         reg = good_reg("ev u32 a");
         reg.enable_addr += 2;                           /* not aligned */
+        ck_assert_int_eq(ioc(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        /* An 8-byte word 4-aligned only: the futex that writes it would
+         * take it, the kernel does not. Refused on the structure, before
+         * the name is read (the kernel's user_reg_get() order), so never
+         * asked of a broker. */
+        reg = good_reg("ev u32 a");
+        reg.enable_size = 8;
+        reg.enable_addr = (uintptr_t) enable_pair + 4;
+        reg.name_args = (uintptr_t) hole;
+        ck_assert_int_eq(ioc(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
+        reg.name_args = (uintptr_t) "ev u32 a";
         ck_assert_int_eq(ioc(fd, UPSTREAM_DIAG_IOCSREG, &reg), -EINVAL);
         reg = good_reg("ev u32 a");
         reg.enable_addr = (uintptr_t) hole;

@@ -217,6 +217,14 @@ START_TEST(test_release_is_exact_and_saturating) {
         /* A uid that never held anything. */
         user_charges_release(&c, plain_uid(3), CHARGE_CLIENTS, 1);
         ck_assert_uint_eq(c.total[CHARGE_CLIENTS], 5);
+        /* Exactly one more than held: still only what it held, nothing
+         * wraps and the other uid's stays. */
+        ck_assert_int_eq(user_charges_take(&c, plain_uid(1), CHARGE_CLIENTS, 3), 0);
+        user_charges_release(&c, plain_uid(2), CHARGE_CLIENTS, 6);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(2), CHARGE_CLIENTS), 0);
+        ck_assert_uint_eq(user_charges_held(&c, plain_uid(1), CHARGE_CLIENTS), 3);
+        ck_assert_uint_eq(c.total[CHARGE_CLIENTS], 3);
+        ck_assert_uint_eq(c.holders[CHARGE_CLIENTS], 1);
         user_charges_done(&c);
 }
 END_TEST

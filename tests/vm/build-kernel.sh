@@ -23,6 +23,8 @@
 #                                     .series-files says which files differ)
 #   <cache>/<key>/bzImage             the stock image
 #   <cache>/patched-<key2>/bzImage    the patched image (key2 adds the series)
+#   <cache>/patched-<key2>/kselftest/ the series' user_events kselftests with
+#                                     the kernel's runner (run_kselftest.sh)
 # The patched kernel is built in the same tree after the stock one (kbuild
 # records absolute paths, so a copy of the tree would rebuild everything):
 # the series is applied to pristine copies of the files it touches, only
@@ -73,8 +75,11 @@ fragments=("$fragment")
 key="$( { echo "recipe $recipe"; echo "source $src_version"; cat "${fragments[@]}"; } | sha256sum | cut -c1-16)"
 tree="$cache/tree-$key"
 stock_dir="$cache/$key"
-series=("$series_dir"/*.patch)
-[ -e "${series[0]}" ] || series=()
+# the series, in order, without its cover letter
+series=()
+for p in "$series_dir"/*.patch; do
+        [ -e "$p" ] && [ "${p##*/}" != 0000-cover-letter.patch ] && series+=("$p")
+done
 patched_key="$( { echo "$key"; cat ${series[@]+"${series[@]}"}; } | sha256sum | cut -c1-16)"
 patched_dir="$cache/patched-$patched_key"
 [ -n "$debug" ] && patched_dir="$cache/debug-$patched_key"
@@ -182,9 +187,28 @@ if [ ${#series[@]} = 0 ]; then
         log "no patches in $series_dir"
         exit 1
 fi
+# Each patch builds on its own: every prefix of the series compiles
+# trace_events_user.c warning-free with W=1 (seconds each)
+if [ -z "$debug" ]; then
+        for ((k = 1; k < ${#series[@]}; k++)); do
+                install_series "${series[@]:0:k}" || exit 1
+                (cd "$tree" && nice -n 10 make -s ARCH=x86_64 W=1 KCFLAGS=-Werror kernel/trace/trace_events_user.o >&2) ||
+                        { log "the series up to $(basename "${series[k - 1]}") does not build"; exit 1; }
+        done
+        log "each of the ${#series[@]} patches builds on its own (W=1, -Werror)"
+fi
 install_series "${series[@]}" || exit 1
 log "building the patched kernel, key $patched_key, in $tree ($jobs jobs, nice 10)"
 (cd "$tree" && nice -n 10 make -s ARCH=x86_64 -j"$jobs" bzImage >&2)
+# The series' user_events selftests, built by the kernel's own kselftest
+# make against this tree's (patched) uapi headers and installed with its
+# runner, run_kselftest.sh: the vm tier runs them as kselftest does.
+log "building the user_events kselftests into $patched_dir/kselftest"
+rm -rf "$patched_dir/kselftest"
+mkdir -p "$patched_dir"
+(cd "$tree" && nice -n 10 make -s ARCH=x86_64 headers >&2 &&
+        nice -n 10 make -s -C tools/testing/selftests TARGETS=user_events \
+                INSTALL_PATH="$patched_dir/kselftest" install >&2) || exit 1
 publish "$patched_dir"
 for old in "$cache"/patched-*/ "$cache"/debug-*/; do
         old="${old%/}"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# make-initramfs.sh BUILD_DIR SOURCE_ROOT OUTPUT [SCENARIO [GUEST_BIN...]]
+# make-initramfs.sh [--kselftest=DIR] BUILD_DIR SOURCE_ROOT OUTPUT [SCENARIO [GUEST_BIN...]]
 #
 # Packs the vm tier's initramfs (gzip'ed newc cpio) into OUTPUT: static
 # busybox; the project's uebrokerd, uebctl, libuebroker, vm-client and vm-perf from
@@ -11,9 +11,16 @@
 # binary's libraries as ldd lists them; users root, messagebus, polkitd and
 # tester (uid 1000); tests/vm/init as /init and SCENARIO (default
 # tests/vm/scenario.sh) as /scenario.sh; each GUEST_BIN (a test program,
-# with its libraries) in /usr/libexec/uebroker-vm/.
+# with its libraries) in /usr/libexec/uebroker-vm/. --kselftest=DIR: a
+# kselftest installation (run_kselftest.sh and its collections, as
+# tests/vm/build-kernel.sh builds them beside a patched kernel) in
+# /usr/libexec/uebroker-vm/kselftest/, with coreutils' timeout (the runner
+# uses --foreground, which busybox's lacks).
 
 set -euo pipefail
+
+kselftest=
+case "${1:-}" in --kselftest=*) kselftest="${1#--kselftest=}"; shift ;; esac
 
 build="$(cd "${1:?usage: $0 BUILD_DIR SOURCE_ROOT OUTPUT}" && pwd)"
 src="$(cd "${2:?usage: $0 BUILD_DIR SOURCE_ROOT OUTPUT}" && pwd)"
@@ -79,6 +86,15 @@ copy_bin "$build/tests/vm/vm-grant" /usr/bin/vm-grant
 for bin in "$@"; do
         copy_bin "$bin" "/usr/libexec/uebroker-vm/$(basename "$bin")"
 done
+if [ -n "$kselftest" ]; then
+        mkdir -p "$root/usr/libexec/uebroker-vm"
+        cp -a "$kselftest" "$root/usr/libexec/uebroker-vm/kselftest"
+        while IFS= read -r -d '' f; do
+                copy_libs "$f"
+        done < <(find "$kselftest" -type f -perm -u+x -print0)
+        rm -f "$root/usr/bin/timeout"
+        copy_bin /usr/bin/timeout
+fi
 
 # system bus and polkit, clients for the scenario; trace-cmd reads what
 # uebctl record -o FILE.dat writes

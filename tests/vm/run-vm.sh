@@ -11,7 +11,9 @@
 #   --kernel=upstream  (default) Linux 6.12 with upstream user_events
 #                      (tests/vm/build-kernel.sh, cached; built when missing)
 #   --kernel=patched   the same with the series of kernel/upstream-6.12/
-#                      (restricted handles; build-kernel.sh --patched)
+#                      (restricted handles; build-kernel.sh --patched), and
+#                      the series' kselftests with the kernel's runner in
+#                      /usr/libexec/uebroker-vm/kselftest/
 #   --kernel=debug     the patched kernel with SMP, preemption, KASAN and
 #                      lockdep (build-kernel.sh --debug), booted with two
 #                      vCPUs, 2 GiB and panic_on_warn: a splat ends the run
@@ -29,6 +31,7 @@
 # built). Environment:
 #   UEBROKER_VM_KERNEL   a bzImage to boot instead of building/caching one
 #   UEBROKER_VM_TIMEOUT  seconds the guest may run (default 300)
+#   UEBROKER_VM_CPUS     vCPUs (default 1; the debug kernel: 2)
 #   UEBROKER_VM_KEEP     a directory to keep the initramfs and console log in
 
 set -euo pipefail
@@ -95,18 +98,25 @@ else
 fi
 t_kernel=$(date +%s)
 
-"$here/make-initramfs.sh" "$build" "$src" "$work/initrd.gz" "$scenario" ${guest_bins[@]+"${guest_bins[@]}"}
+# A patched kernel's kselftests (build-kernel.sh installs them beside it)
+initramfs_args=()
+kernel_dir="$(dirname "$kernel")"
+if [ "$kernel_kind" = patched ] || [ "$kernel_kind" = debug ]; then
+        [ -x "$kernel_dir/kselftest/run_kselftest.sh" ] && initramfs_args=("--kselftest=$kernel_dir/kselftest")
+fi
+"$here/make-initramfs.sh" ${initramfs_args[@]+"${initramfs_args[@]}"} "$build" "$src" "$work/initrd.gz" "$scenario" \
+        ${guest_bins[@]+"${guest_bins[@]}"}
 t_initrd=$(date +%s)
 echo "kernel: $kernel"
 echo "initramfs: $(stat -c %s "$work/initrd.gz") bytes"
 
 console="$work/console.log"
 set +e
-machine=(-m 1024)
+machine=(-m 1024 -smp "${UEBROKER_VM_CPUS:-1}")
 guest_kind="$kernel_kind"
 extra_append=
 if [ "$kernel_kind" = debug ]; then
-        machine=(-m 2048 -smp 2)
+        machine=(-m 2048 -smp "${UEBROKER_VM_CPUS:-2}")
         guest_kind=debug
         extra_append=" panic_on_warn=1"
 fi
