@@ -9,7 +9,8 @@
  * given to peer_identify() are built here with the sender a bus would
  * have set; one re-queued by the session (sd_bus_enqueue_for_read()) is
  * dispatched to a handler that asks again, as the broker's handlers do.
- * Sessions hold the real embedded provider's data sessions and rings. */
+ * Sessions hold the real embedded provider's data sessions and rings; a
+ * double adds the grants the embedded provider lacks (grant_ops). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,64 @@ static struct {
         unsigned n;
         uid_t uid;                              /* of the last one's session */
 } reruns;
+
+/* The embedded provider with grants kept as the kernel's restricted
+ * handles keep them (kernel/upstream-6.12/README.md, "The interface"):
+ * granting again is no error, withdrawing what is not granted is -ENOENT.
+ * Only kernel providers have grants, so without it no test here would see
+ * the broker forget to withdraw one. A grant outlives session_free(), as
+ * it outlives the broker's file in the kernel (the client keeps its
+ * handle): only the broker's withdrawal ends it. */
+#define GRANTS_MAX 16u
+
+static struct provider_ops grant_ops;
+static struct {
+        struct {
+                const struct provider_session *session;
+                const struct provider_event *event;
+        } held[GRANTS_MAX];
+        unsigned n;
+        unsigned n_freed_holding;       /* session_free() of a session still holding grants */
+} grants;
+
+static int grant_find(const struct provider_session *s, const struct provider_event *ev) {
+        for (unsigned i = 0; i < grants.n; i++)
+                if (grants.held[i].session == s && grants.held[i].event == ev)
+                        return (int) i;
+        return -ENOENT;
+}
+
+static bool double_granted(const struct provider_session *s, const struct provider_event *ev) {
+        return grant_find(s, ev) >= 0;
+}
+
+static int double_grant(struct provider *p, struct provider_session *s, struct provider_event *ev) {
+        ck_assert_ptr_nonnull(s);
+        ck_assert_ptr_nonnull(ev);
+        if (double_granted(s, ev))
+                return 0;
+        ck_assert_uint_lt(grants.n, GRANTS_MAX);
+        grants.held[grants.n].session = s;
+        grants.held[grants.n++].event = ev;
+        return 0;
+}
+
+static int double_withdraw(struct provider *p, struct provider_session *s, struct provider_event *ev) {
+        int i = grant_find(s, ev);
+
+        if (i < 0)
+                return i;
+        grants.held[i] = grants.held[--grants.n];
+        return 0;
+}
+
+/* provider.h: the broker withdraws every grant before session_free(). */
+static void double_session_free(struct provider *p, struct provider_session *s) {
+        for (unsigned i = 0; i < grants.n; i++)
+                if (grants.held[i].session == s)
+                        grants.n_freed_holding++;
+        embedded_provider_ops.session_free(p, s);
+}
 
 /* Ordinary uids, neither root nor whoever runs the test (both are exempt
  * from some shares). */
@@ -136,6 +195,7 @@ static void setup(void) {
 
         memset(&seen, 0, sizeof(seen));
         memset(&reruns, 0, sizeof(reruns));
+        memset(&grants, 0, sizeof(grants));
         next_cookie = 1000;
         ck_assert_int_eq(sd_event_new(&event), 0);
 
@@ -159,7 +219,14 @@ static void setup(void) {
                 ck_assert_int_ge(sd_event_run(event, 100 * 1000), 0);
         ck_assert_int_gt(sd_bus_is_ready(broker_bus), 0);
 
-        ck_assert_int_eq(provider_link_start(&plink, event, &embedded_provider_ops, NULL), 0);
+        /* Everything else is the embedded provider's own. */
+        grant_ops = embedded_provider_ops;
+        grant_ops.name = "embedded+grants";
+        grant_ops.self_registration = true;     /* session_grant is only for such providers */
+        grant_ops.session_grant = double_grant;
+        grant_ops.session_withdraw = double_withdraw;
+        grant_ops.session_free = double_session_free;
+        ck_assert_int_eq(provider_link_start(&plink, event, &grant_ops, NULL), 0);
         user_charges_init(&charges, &bounds);
         event_registry_init(&events, &plink, &charges);
         peer_registry_init(&sessions, broker_bus, &plink, &events, NULL, &charges, "test.conf", CLIENTS_MAX);
@@ -168,6 +235,9 @@ static void setup(void) {
 static void teardown(void) {
         peer_registry_done(&sessions);
         ck_assert_uint_eq(sessions.n, 0);
+        /* Every session ended: every grant withdrawn, before its end. */
+        ck_assert_uint_eq(grants.n, 0);
+        ck_assert_uint_eq(grants.n_freed_holding, 0);
         event_registry_done(&events);
         provider_link_stop(&plink);
         /* Everything charged was released. */
@@ -792,6 +862,87 @@ START_TEST(test_session_paths) {
 }
 END_TEST
 
+/* Grants (Authorize), held by the provider double */
+
+START_TEST(test_grant_withdrawn) {
+        struct broker_event *ev = add_event("grant_a u32 a"), *other = add_event("grant_b u32 b");
+        /* Another session holds ev too: its counts are not the withdrawal's
+         * to drop. */
+        struct peer *s = identified(":1.100", plain_uid(1)), *t = registered(":1.101", plain_uid(2), ev);
+        unsigned n_registrations = ev->n_registrations, n_bound = ev->n_bound_sessions;
+        struct provider_session *ps;
+
+        ck_assert_int_eq(data_session_open_provider(&s->own), 0);
+        ps = s->own.provider_session;
+        ck_assert_int_eq(data_session_grant(&s->own, ev), 0);
+        ck_assert_int_eq(data_session_grant(&s->own, other), 0);
+        ck_assert(double_granted(ps, ev->provider_event));
+        ck_assert(double_granted(ps, other->provider_event));
+        ck_assert_uint_eq(grants.n, 2);
+        ck_assert_uint_eq(ev->n_registrations, n_registrations + 1);
+        ck_assert_uint_eq(ev->n_bound_sessions, n_bound + 1);
+
+        /* Withdrawn in the kernel too, that grant alone, and ev's counts
+         * back to what they were. */
+        ck_assert_int_eq(data_session_withdraw(&s->own, ev), 0);
+        ck_assert(!data_session_is_granted(&s->own, ev));
+        ck_assert(!double_granted(ps, ev->provider_event));
+        ck_assert(double_granted(ps, other->provider_event));
+        ck_assert_uint_eq(grants.n, 1);
+        ck_assert_uint_eq(ev->n_registrations, n_registrations);
+        ck_assert_uint_eq(ev->n_bound_sessions, n_bound);
+        ck_assert_uint_eq(other->n_registrations, 1);
+        ck_assert_uint_eq(other->n_bound_sessions, 1);
+
+        /* Nothing left to withdraw, for the broker as for the kernel. */
+        ck_assert_int_eq(data_session_withdraw(&s->own, ev), -ENOENT);
+        ck_assert_int_eq(provider_link_withdraw(&plink, ps, ev->provider_event), -ENOENT);
+        ck_assert_int_eq(data_session_withdraw(&t->own, ev), -ENOENT);
+        ck_assert_uint_eq(ev->n_registrations, n_registrations);
+        ck_assert_uint_eq(ev->n_bound_sessions, n_bound);
+        ck_assert_uint_eq(grants.n, 1);
+}
+END_TEST
+
+START_TEST(test_grants_withdrawn_when_session_ends) {
+        struct broker_event *ev = add_event("grant_c u32 c"), *other = add_event("grant_d u32 d");
+        struct peer *p = identified(":1.102", plain_uid(1));
+        unsigned n_registrations, n_bound;
+        struct data_session *opened;
+
+        registered(":1.103", plain_uid(2), ev);
+        n_registrations = ev->n_registrations;
+        n_bound = ev->n_bound_sessions;
+        ck_assert_int_eq(data_session_open_provider(&p->own), 0);
+        ck_assert_int_eq(data_session_grant(&p->own, ev), 0);
+        ck_assert_int_eq(data_session_grant(&p->own, other), 0);
+        ck_assert_int_eq(peer_open_session(p, &opened), 0);
+        ck_assert_int_eq(data_session_open_provider(opened), 0);
+        ck_assert_int_eq(data_session_grant(opened, ev), 0);
+        ck_assert_uint_eq(grants.n, 3);
+        ck_assert_uint_eq(ev->n_registrations, n_registrations + 2);
+        ck_assert_uint_eq(ev->n_bound_sessions, n_bound + 2);
+
+        /* A data session closed (CloseSession) withdraws its grant, before
+         * its provider session goes; the connection's own keep theirs. */
+        peer_close_session(opened);
+        ck_assert_uint_eq(grants.n_freed_holding, 0);
+        ck_assert_uint_eq(grants.n, 2);
+        ck_assert(double_granted(p->own.provider_session, ev->provider_event));
+        ck_assert(double_granted(p->own.provider_session, other->provider_event));
+        ck_assert_uint_eq(ev->n_registrations, n_registrations + 1);
+        ck_assert_uint_eq(ev->n_bound_sessions, n_bound + 1);
+
+        /* The connection gone: every grant it held is withdrawn. */
+        peer_gone(&sessions, ":1.102");
+        ck_assert_uint_eq(grants.n_freed_holding, 0);
+        ck_assert_uint_eq(grants.n, 0);
+        ck_assert_uint_eq(ev->n_registrations, n_registrations);
+        ck_assert_uint_eq(ev->n_bound_sessions, n_bound);
+        ck_assert_uint_eq(other->n_registrations + other->n_bound_sessions, 0);
+}
+END_TEST
+
 static Suite *session_suite(void) {
         Suite *s = suite_create("session");
         TCase *tc = tcase_create("identify");
@@ -819,6 +970,13 @@ static Suite *session_suite(void) {
         tcase_add_test(tc, test_opened_sessions_charged_and_separate);
         tcase_add_test(tc, test_opened_session_ids_never_reused);
         tcase_add_test(tc, test_session_paths);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("grants");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_grant_withdrawn);
+        tcase_add_test(tc, test_grants_withdrawn_when_session_ends);
         suite_add_tcase(s, tc);
         return s;
 }
