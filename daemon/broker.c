@@ -388,6 +388,7 @@ static int take_new_event(struct broker *b, uid_t uid, const char *name, sd_bus_
 struct eviction {
         struct event_def *def;
         uid_t owner;
+        uint32_t status_index;  /* given back on undo: clients hold its address */
 };
 
 static void eviction_done(struct eviction *e) {
@@ -403,6 +404,7 @@ static void evict(struct broker *b, struct broker_event *victim, const char *for
                     "and %s.", victim->def->name, victim->status_index, (unsigned) victim->owner_uid, for_name,
                     (unsigned) uid, victim->owner_uid == uid ? "the caller's own" : "idle past UnusedEventExpirySec=");
         ret->owner = victim->owner_uid;
+        ret->status_index = victim->status_index;
         ret->def = event_registry_remove_keep_def(&b->registry, victim);
 }
 
@@ -411,7 +413,7 @@ static void eviction_undo(struct broker *b, struct eviction *e) {
 
         if (!e->def)
                 return;
-        if (event_registry_add(&b->registry, e->def, e->owner, &restored) < 0) {
+        if (event_registry_add_at(&b->registry, e->def, e->owner, e->status_index, &restored) < 0) {
                 log_error("Event %s of uid %u could not be restored after a failed eviction.", e->def->name,
                           (unsigned) e->owner);
                 eviction_done(e);

@@ -130,6 +130,11 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
         ev->status_index = index;
         reg->by_index[index] = ev;
         reg->n_events++;
+        /* An index given back (a restored table) moves the round-robin on
+         * past it, as one handed out does: the holes below it were deleted
+         * lately, perhaps just before a restart. */
+        if (index >= reg->next_index_hint)
+                reg->next_index_hint = index % STATUS_INDEX_MAX + 1;
         if (reg->on_change)
                 reg->on_change(reg->on_change_userdata, ev, true);
         *ret = ev;

@@ -137,6 +137,26 @@ START_TEST(test_deleted_index_not_reused_while_others_are_free) {
 }
 END_TEST
 
+START_TEST(test_restored_indexes_move_the_round_robin) {
+        static const uint32_t restored[] = { 1, 2, 3, 5 };
+        struct broker_event *ev = NULL;
+
+        /* A table restored after a restart, with ev_4 deleted before it:
+         * the next new event goes after the highest restored index, not
+         * into the hole a stale client of ev_4 may still read. */
+        for (size_t i = 0; i < sizeof(restored) / sizeof(restored[0]); i++) {
+                char command[64];
+
+                snprintf(command, sizeof(command), "ev_%u u32 a", restored[i]);
+                ck_assert_int_eq(event_registry_add_at(reg, parse(command), 1000, restored[i], &ev), 0);
+                ck_assert_uint_eq(ev->status_index, restored[i]);
+        }
+        ev = add_numbered(6);
+        ck_assert_uint_eq(ev->status_index, 6);
+        ck_assert_ptr_null(reg->by_index[4]);
+}
+END_TEST
+
 START_TEST(test_owner_and_lookup) {
         struct broker_event *a = add("look_a u32 a", 1000);
         struct broker_event *b = add("look_b u64 b; char[8] c", 2000);
@@ -405,6 +425,7 @@ static Suite *event_registry_suite(void) {
         tcase_add_test(tc, test_indexes_start_at_one_and_are_dense);
         tcase_add_test(tc, test_exhaustion_and_reuse_after_delete);
         tcase_add_test(tc, test_deleted_index_not_reused_while_others_are_free);
+        tcase_add_test(tc, test_restored_indexes_move_the_round_robin);
         tcase_add_test(tc, test_owner_and_lookup);
         tcase_add_test(tc, test_same_name_refused_definitions_compared_by_caller);
         tcase_add_test(tc, test_status_follows_recorders_and_remove_clears);
