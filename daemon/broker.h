@@ -93,8 +93,9 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
                         const struct name_reservations *reservations);
 
 /** broker_restore() - loads the events a previous broker kept in the state
- * directory, once the bus name is ours: the previous broker saves before it
- * lets the name go, so what is read now is what it last had. Failures are
+ * directory, once the bus name is ours: the previous broker saved the table
+ * before each reply that changed it, and served nothing once it let the name
+ * go, so what is read now is what it last answered. Failures are
  * logged; the broker starts without them. Before the event loop runs. */
 void broker_restore(struct broker *b);
 

@@ -415,8 +415,9 @@ static int run(int argc, char *argv[]) {
                 goto finish;
         }
 
-        /* Not before: a broker stopping saves its events, then lets the
-         * name go. No call is served before the loop runs. */
+        /* Not before: the previous broker saved its table before each reply
+         * that changed it, and held the name until it stopped serving. No
+         * call is served before the loop runs. */
         broker_restore(broker);
         log_info("uebrokerd %s serving " BROKER_BUS_NAME " with the %s provider.", PACKAGE_VERSION, ops->name);
         (void) sd_notify(false, "READY=1\nSTATUS=Serving " BROKER_BUS_NAME);
