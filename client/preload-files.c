@@ -458,27 +458,54 @@ static bool table_is_ours(void) {
         return load_acquire(&table_pid) == getpid();
 }
 
-/* Data sessions of closed files to end (Close), sent once files_lock is
- * released: a bus send may wait for the broker, and fork() and every
- * ioctl() need files_lock. */
-#define CLOSING_MAX 64u
-struct closing {
+/* Data sessions of closed files to end (Close). file_reap() queues them
+ * under files_lock; whoever next holds connection.lock sends them, before
+ * its own call (connection_send_closes()): a bus send may wait for the
+ * broker, and fork() and every ioctl() need files_lock, and a call must not
+ * reach the broker ahead of a Close reaped before it (the uid's share of
+ * data sessions would still look full: CI14's many-files case, when the
+ * sync thread had reaped but not yet sent). The queue's own lock is a leaf,
+ * held for a copy only; atfork_prepare() takes it too. */
+#define CLOSING_MAX 256u
+static struct {
+        pthread_mutex_t lock;
         uint64_t id[CLOSING_MAX];
         unsigned generation[CLOSING_MAX];
         unsigned n;
-};
+} closing = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void connection_close_sessions(const struct closing *c);
+static void connection_send_closes(void);
+
+/* Whether file_reap() queued data sessions to end. */
+static bool closes_pending(void) {
+        bool any;
+
+        pthread_mutex_lock(&closing.lock);
+        any = closing.n > 0;
+        pthread_mutex_unlock(&closing.lock);
+        return any;
+}
+
+/* Sends what file_reap() queued now, if anything: the caller holds
+ * neither lock. */
+static void closes_flush(void) {
+        if (!closes_pending())
+                return;
+        pthread_mutex_lock(connection.lock);
+        connection_send_closes();
+        pthread_mutex_unlock(connection.lock);
+}
 
 /* The records' memory, their enablers and data sessions, once nothing uses
- * them, up to CLOSING_MAX data sessions to end in @closing (the rest wait
- * for the next call). Under files_lock, never in a signal handler. */
-static void file_reap(struct closing *closing) {
+ * them; the data sessions to end go to the closing queue (a file whose
+ * session finds it full waits for the next call). Under files_lock, never
+ * in a signal handler. */
+static void file_reap(void) {
         pid_t self = getpid();
 
-        closing->n = 0;
         if (load_acquire(&n_closed) == 0)
                 return;
+        pthread_mutex_lock(&closing.lock);
         for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
                 struct preload_file *chunk = file_chunk(c, false);
 
@@ -487,7 +514,7 @@ static void file_reap(struct closing *closing) {
                 for (struct preload_file *f = chunk; f < chunk + FILES_PER_CHUNK; f++) {
                         if (load_acquire(&f->state) != FILE_CLOSED)
                                 continue;
-                        if (f->session_id && f->pid == self && closing->n == CLOSING_MAX)
+                        if (f->session_id && f->pid == self && closing.n == CLOSING_MAX)
                                 continue;
                         while (f->enablers) {
                                 struct enabler *e = f->enablers;
@@ -496,8 +523,8 @@ static void file_reap(struct closing *closing) {
                                 free(e);
                         }
                         if (f->session_id && f->pid == self) {
-                                closing->id[closing->n] = f->session_id;
-                                closing->generation[closing->n++] = f->session_generation;
+                                closing.id[closing.n] = f->session_id;
+                                closing.generation[closing.n++] = f->session_generation;
                         }
                         f->session_id = 0;
                         if (f->status)
@@ -507,6 +534,7 @@ static void file_reap(struct closing *closing) {
                         store_release(&f->state, FILE_FREE);
                 }
         }
+        pthread_mutex_unlock(&closing.lock);
 }
 
 #define FOREACH_FILE(f)                                                                 \
@@ -540,17 +568,16 @@ static void *sync_thread(void *arg) {
 
         (void) arg;
         for (;;) {
-                struct closing closing;
                 bool more;
 
                 (void) nanosleep(&interval, NULL);
                 pthread_mutex_lock(&files_lock);
-                file_reap(&closing);
+                file_reap();
                 more = sync_enablers();
                 if (!more)
                         sync_running = false;   /* the next registration starts another */
                 pthread_mutex_unlock(&files_lock);
-                connection_close_sessions(&closing);
+                closes_flush();
                 if (!more)
                         return NULL;
         }
@@ -589,9 +616,11 @@ static int sync_start(void) {
  * there. */
 static void atfork_prepare(void) {
         pthread_mutex_lock(&files_lock);
+        pthread_mutex_lock(&closing.lock);
 }
 
 static void atfork_parent(void) {
+        pthread_mutex_unlock(&closing.lock);
         pthread_mutex_unlock(&files_lock);
 }
 
@@ -608,7 +637,10 @@ static void atfork_child(void) {
         if (connection_intact())
                 (void) syscall(SYS_close, load_acquire(&connection.fd));
         connection_abandon();
-        /* Ours since atfork_prepare(): this thread is the child's. */
+        /* The parent's sessions are the parent's to end. Ours since
+         * atfork_prepare(): this thread is the child's. */
+        closing.n = 0;
+        pthread_mutex_unlock(&closing.lock);
         pthread_mutex_unlock(&files_lock);
         sync_running = false;
         for (unsigned c = 0; c < FILE_CHUNKS_MAX; c++) {
@@ -811,15 +843,20 @@ static void connection_close_session(uint64_t id, unsigned generation) {
         }
 }
 
-/* Ends the data sessions file_reap() collected. Without files_lock; takes
- * connection.lock. */
-static void connection_close_sessions(const struct closing *c) {
-        if (c->n == 0)
-                return;
-        pthread_mutex_lock(connection.lock);
-        for (unsigned i = 0; i < c->n; i++)
-                connection_close_session(c->id[i], c->generation[i]);
-        pthread_mutex_unlock(connection.lock);
+/* Ends the data sessions file_reap() queued, before the caller's own call
+ * on the connection. Under connection.lock, without files_lock. */
+static void connection_send_closes(void) {
+        uint64_t id[CLOSING_MAX];
+        unsigned generation[CLOSING_MAX], n;
+
+        pthread_mutex_lock(&closing.lock);
+        n = closing.n;
+        memcpy(id, closing.id, n * sizeof(id[0]));
+        memcpy(generation, closing.generation, n * sizeof(generation[0]));
+        closing.n = 0;
+        pthread_mutex_unlock(&closing.lock);
+        for (unsigned i = 0; i < n; i++)
+                connection_close_session(id[i], generation[i]);
 }
 
 /* Reads the data session path OpenSession returned into *@ret_id. */
@@ -943,6 +980,8 @@ static int file_call(struct preload_file *f, const char *method, const char *wha
                 debug("%s %s: cannot connect to the bus: %s", method, what, strerror(-r));
                 return r;
         }
+        /* A Close reaped before this call reaches the broker first. */
+        connection_send_closes();
         if (on_session && (f->session_id == 0 || f->session_generation != connection.generation)) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *opened = NULL;
 
@@ -1261,7 +1300,6 @@ static int file_delete(struct preload_file *f, uint64_t uaddr) {
 }
 
 bool preload_ioctl(int fd, unsigned long request, void *arg, int *ret) {
-        struct closing closing;
         struct preload_file *f;
         uint64_t entry, *slot;
         int r;
@@ -1275,12 +1313,12 @@ bool preload_ioctl(int fd, unsigned long request, void *arg, int *ret) {
         }
         in_library = true;
         pthread_mutex_lock(&files_lock);
-        file_reap(&closing);
+        file_reap();
         f = number_file(slot, entry);
         if (f)
                 f->calls++;
         pthread_mutex_unlock(&files_lock);
-        connection_close_sessions(&closing);
+        closes_flush();
         if (!f) {
                 in_library = false;
                 return false;           /* closed meanwhile: the number is someone else's */
