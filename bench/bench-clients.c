@@ -9,7 +9,7 @@
  * broker is idle: ListEvents shows no registration of the bench event any
  * more AND the broker's CPU time (utime+stime, /proc/PID/stat) does not
  * advance over 100 ms. Each figure beside the 1-client figure, or beside
- * the issue #7 bound.
+ * the bound.
  * With $DBUS_DAEMON_PID set, it also says how much CPU the broker and the
  * bus daemon used while the clients left, to tell which one was busy.
  *   bench-clients [N]   (default 5000; needs $UEBROKER_BUS_ADDRESS and
@@ -269,7 +269,7 @@ int main(int argc, char *argv[]) {
                 rss_max = rss;
         }
         snprintf(name, sizeof(name), "broker VmRSS, %u clients (%s)", have, caller);
-        bench_report(name, rss_max, "issue #7 bound", BOUND_RSS_MIB, "MiB");
+        bench_report(name, rss_max, "bound", BOUND_RSS_MIB, "MiB");
 
         /* All leave at once. */
         broker_ticks = cpu_ticks(broker);
@@ -297,9 +297,9 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "warning: ListEvents still shows %ld registrations\n", left);
         printf("after all %u clients (%s) left (SIGKILL of their processes):\n", have, caller);
         snprintf(name, sizeof(name), "ListEvents at 0, %u left (%s)", have, caller);
-        bench_report(name, (double) (t_zero - t_leave) / 1e6, "issue #7 bound (idle)", BOUND_IDLE_MS, "ms");
+        bench_report(name, (double) (t_zero - t_leave) / 1e6, "bound (idle)", BOUND_IDLE_MS, "ms");
         snprintf(name, sizeof(name), "broker idle, %u left (%s)", have, caller);
-        bench_report(name, (double) (t_idle - t_leave) / 1e6, "issue #7 bound (idle)", BOUND_IDLE_MS, "ms");
+        bench_report(name, (double) (t_idle - t_leave) / 1e6, "bound (idle)", BOUND_IDLE_MS, "ms");
         printf("CPU time used from the leave until idle: broker %.0f ms", broker_ticks * 1000.0 / sysconf(_SC_CLK_TCK));
         if (bus_daemon > 0)
                 printf(", dbus-daemon %.0f ms", bus_ticks * 1000.0 / sysconf(_SC_CLK_TCK));

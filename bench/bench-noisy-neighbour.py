@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""What a hostile client costs everyone else (issues #17 and #18), in one
+"""What a hostile client costs everyone else, in one
 run: with no attack, then during each attack of
 tests/integration/test-hostile.py, root's GetStatus and another uid's
 first Register on a fresh connection (polkit answering, both descriptors
@@ -21,7 +21,7 @@ refused with EAGAIN, received). The attacks:
 - ring corruption: connect, corrupt a ring, disconnect, 300 times;
 - paddings: a 1 MiB ring refilled with 8-byte paddings for 3 s.
 
-Then attacks of several uids at once (issue #31), each uid with names of
+Then attacks of several uids at once, each uid with names of
 its own, with 1, 4, 8 and 16 uids (users that exist only in the run's
 own mount namespace, test-hostile.py's CROWD): unread Registers (4 connections x
 300), unread ListEvents (4 x 100), interactive Registers whose polkit

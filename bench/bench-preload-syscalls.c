@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the preload library (uebroker-run) adds to the calls it intercepts
- * when a program uses them on files that are not user_events (issue #33: a
+ * when a program uses them on files that are not user_events (a
  * program that never touches user_events should not notice it), in one
  * run: the same program measures each call in a child without the library
  * and in a child with LD_PRELOAD of it, rounds alternating, per call in ns

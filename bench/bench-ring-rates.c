@@ -615,7 +615,7 @@ int main(int argc, char *argv[]) {
                         pct = (double) (b1 - b0) / (double) ticks_per_s / wall * 100.0;
                         printf("broker CPU over %.1f s idle: %lld ticks of 1/%ld s (utime+stime, /proc/%s/stat)\n",
                                wall, b1 - b0, ticks_per_s, broker_pid);
-                        bench_report("broker CPU, 100 idle rings", pct, "issue #20 bound", 1.0, "% CPU");
+                        bench_report("broker CPU, 100 idle rings", pct, "bound", 1.0, "% CPU");
                 }
                 if (bus0 >= 0 && bus1 >= 0)
                         printf("dbus-daemon CPU meanwhile: %.3f %% of one CPU\n",

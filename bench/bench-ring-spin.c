@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What reading a ring costs the broker, against what writing it cost the
- * writer (issue #31): for each writer below, SECONDS of writing into a
+ * writer: for each writer below, SECONDS of writing into a
  * 1 MiB ring of an event a consumer records, the broker's CPU time
  * (utime + stime of /proc/$UEBROKERD_PID/stat) beside the writer's own
  * (its thread's CPU clock), and what the consumer received.

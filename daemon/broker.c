@@ -151,7 +151,7 @@ static int reply_error_to(struct broker *b, struct peer *p, sd_bus_message *m, s
 
 /* A call that would cost @cost is refused at once, before any work, when
  * its reply could neither go nor wait. */
-/* What building large replies may cost a uid (issue #31): ListEvents and
+/* What building large replies may cost a uid: ListEvents and
  * GetStatus of a full table are hundreds of KiB each, and where the bus
  * cannot tell the broker what it has not delivered (dbus-broker: no
  * statistics) nothing else stopped one uid's thousands of unread calls

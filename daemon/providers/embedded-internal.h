@@ -128,7 +128,7 @@ struct provider {
         uint64_t lost;                  /* the others' sinks count theirs */
         struct log_ratelimit drop_ratelimit;
         /* Rings given up: a client can cause one per connection, as often
-         * as it connects (issue #18). */
+         * as it connects. */
         struct log_ratelimit ring_ratelimit;
 };
 

@@ -35,7 +35,7 @@
  * rings together are read at most EMBEDDED_RING_READ_BYTES_PER_SEC, with
  * bursts of EMBEDDED_RING_READ_BURST; a uid over it waits for the next
  * tick or doorbell, its writers find their rings full, and no one else's
- * records wait (issue #31). Records of events no one records are freed
+ * records wait. Records of events no one records are freed
  * unread (not copied, not validated). The reads a bus call or the end of
  * a session makes (everything committed, so that records keep their
  * order against the call) are counted and never refused.

@@ -24,7 +24,7 @@
  * unprivileged socket cannot exceed. A stream starts with a small one
  * (room for one message and a half: the kernel doubles what is set) and
  * gets the large one once its consumer is seen reading, so that streams
- * nobody reads hold little of the kernel's memory (issue #18: 64 unread
+ * nobody reads hold little of the kernel's memory (64 unread
  * streams held 138.7 MB of send buffers). */
 #define RECORD_SINK_SNDBUF (1024 * 1024)
 #define RECORD_SINK_SNDBUF_UNREAD (96 * 1024)

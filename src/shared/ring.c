@@ -94,7 +94,7 @@ int ring_read(struct ring_reader *r, struct ring_budget *budget, uint8_t *scratc
         /* Each turn consumes at least 8 bytes of at most one ring. Paddings
          * count against the budget as records do: a ring of 8-byte
          * paddings costs no more per call than one of records, and a record
-         * costs what it claims, copied or not (issue #31: records claiming
+         * costs what it claims, copied or not (records claiming
          * the most they may, never written, cost their writer nothing). */
         while (budget->turns > 0 && r->head != tail) {
                 uint64_t pos = r->head & mask;

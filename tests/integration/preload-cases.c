@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * preload-cases CASE: what real programs do with user_events_data, for
- * test-uebroker-run.py to run with and without uebroker-run (issue #33).
+ * test-uebroker-run.py to run with and without uebroker-run.
  * Without the preload the file cannot be opened (no tracefs, or no
  * permission): the program then uses /dev/null as a stand-in, skips what
  * needs registrations, and must still pass; with it, registrations work.

@@ -597,7 +597,7 @@ class Contract(unittest.TestCase):
         # that limit its own least recently used unused event makes room.
         # Events in use (registered, bound to an unregistered write index)
         # are never evicted; one that is only recorded is unused (a recorder
-        # matching everything would otherwise pin every event: issue #18).
+        # matching everything would otherwise pin every event).
         self.delete_unused()
         conn, broker = connect()
         self.register('evict_recorded u32 a', broker)
@@ -1231,7 +1231,7 @@ class Quota(unittest.TestCase):
                 broker.Delete('e2', False)
             self.assertEqual(error_name(cm.exception), 'org.uebroker1.Error.Busy')
             # a leaves; e4 is recorded, but a listener does not pin an
-            # event (issue #18): of the two unused, e4 was used least
+            # event: of the two unused, e4 was used least
             # recently (e2 was released when a left), and goes, out of the
             # recording too.
             sock = socket.socket(fileno=take(broker.Record(['e4'])))

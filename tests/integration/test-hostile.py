@@ -124,7 +124,7 @@ UnusedEventExpirySec=3600
 '''
 ATTACKER, VICTIM = USERS[8], USERS[9]
 
-# A handful of uids at once (issue #31: system services each run as their
+# A handful of uids at once (system services each run as their
 # own): sixteen users that main() adds in a mount namespace of the test's
 # own (uebtest.run_with_users()), as dbus-daemon wants a passwd entry.
 CROWD = extra_users(16)
@@ -643,7 +643,7 @@ class HostileTest(unittest.TestCase):
             print('pools under sixteen uids:', self.pools(), file=sys.stderr)
             out = run_as(VICTIM, 'victim', 3, 'silence_victim', timeout=200)
             # Its reply or a refusal naming the holders within a second
-            # (issue #31), at native speed.
+            #, at native speed.
             native = not os.environ.get('UEBROKERD_WRAPPER') and not broker_is_sanitized()
             self.assertLess(max(out['seconds']), 1.0 if native else 3, out)
             for message in out['messages']:
@@ -845,7 +845,7 @@ class HostileTest(unittest.TestCase):
         try:
             self.assertEqual(writer.result(), {'written': 'big'})
             # A 91,000-byte record is more than the broker takes and more
-            # than libuebroker writes into a ring (issue #31): the ring is
+            # than libuebroker writes into a ring: the ring is
             # given up, nothing of it copied, and the good record behind
             # it is lost with it; its writer's other rings are not.
             with self.assertRaises(socket.timeout):

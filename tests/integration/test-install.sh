@@ -72,7 +72,7 @@ if [ "$UEB_OPTIONS_SET" = "no" ]; then
         done
 fi
 # Never under a private prefix: polkitd and the system bus only look in
-# their own directories (issue #9).
+# their own directories.
 case "$UEB_DBUS_POLICY_DIR $UEB_DBUS_SERVICES_DIR $UEB_POLKIT_ACTIONS_DIR $UEB_UNIT_DIR" in
 */usr/local/*) [ "$UEB_OPTIONS_SET" = "no" ] && fail "a bus, polkit or unit directory is under /usr/local" ;;
 *) ok "bus, polkit and unit directories are outside /usr/local" ;;

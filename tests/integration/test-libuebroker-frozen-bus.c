@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libuebroker never keeps its caller beyond the bounds uebroker.h states,
- * whatever the bus does (issue #6). Run by broker-harness.sh:
+ * whatever the bus does. Run by broker-harness.sh:
  *   - a bus that accepts connections but never answers (a listening socket
  *     nobody serves): ueb_open() and ueb_register() return in time; then
  *     the address leads to the real bus and the client registers by itself;

@@ -272,7 +272,7 @@ out="$("$UEBCTL" delete ctl_ev 2>&1)"; rc=$?
 check "delete twice fails" "1" "$rc"
 echo "$out" | grep -q "org.uebroker1.Error.NoSuchEvent" && ok "NoSuchEvent" || fail "NoSuchEvent: $out"
 
-# An EventHeader tracepoint (issue #38) whose header says extension blocks
+# An EventHeader tracepoint whose header says extension blocks
 # follow, with none there: the raw header fields, and why, in text and JSON.
 EH='ctl_Bad_L4K1 u8 eventheader_flags; u8 version; u16 id; u16 tag; u8 opcode; u8 level'
 record_start "$dir/eh.txt" --count=1 ctl_Bad_L4K1
@@ -300,7 +300,7 @@ check "EventHeader without metadata decoded" \
         "$(mask_pid "$dir/eh-ok.txt")"
 "$UEBCTL" delete ctl_Bad_L4K1 || fail "delete ctl_Bad_L4K1"
 
-# Record: EventHeader filters (issue #38), as EventHeader sessions filter:
+# Record: EventHeader filters, as EventHeader sessions filter:
 # the provider and levels 1..N asked of the broker by pattern (a level
 # above stays disabled in the writer), any bit of the keyword mask on what
 # arrives.

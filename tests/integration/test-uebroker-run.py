@@ -18,7 +18,7 @@ broker of broker-harness.sh (--polkit-mock, embedded provider):
 - without uebroker-run the same program cannot register;
 - libtracepoint's own unit tests (api-utest, provider-utest) pass, every
   tracepoint they define taken;
-- what real programs do with the file (preload-cases.c, issue #33), each
+- what real programs do with the file (preload-cases.c), each
   run with and without uebroker-run, each bounded (a hang is a failure):
   a signal handler closing the file under an ioctl(), fork() while a
   thread registers, numbers recycled by close_range()/dup2()/raw system
@@ -275,7 +275,7 @@ class UebrokerRunTest(unittest.TestCase):
     def test_5_eventheader_provider_sample(self):
         sample = third_party(self, 'EVENTHEADER_PROVIDER_SAMPLE')
         # Two iterations (enter, then x), each writing Event1 and Event2;
-        # recorded as text and as JSON at once (issue #38: decoded).
+        # recorded as text and as JSON at once (decoded).
         rec = recorder('MyProviderName_*', 'OtherProviderName_*', n=4)
         rec_json = recorder('--json=short', 'MyProviderName_*', 'OtherProviderName_*', n=4)
         program = None
@@ -348,7 +348,7 @@ class UebrokerRunTest(unittest.TestCase):
 
     def test_6_libtracepoint_unit_tests(self):
         # LinuxTracepoints' own unit tests of libtracepoint, unchanged,
-        # through uebroker-run as an unprivileged uid (issue #33): they pass
+        # through uebroker-run as an unprivileged uid: they pass
         # as they pass as root on a kernel with user_events (the vm tier
         # runs them both ways there). Here, without user_events, root's own
         # run fails (EOPNOTSUPP from tracepoint_open_provider).

@@ -38,7 +38,7 @@ def exit_status(result):
 
 
 # Uids of users that exist only inside the mount namespace of
-# run_with_users() (issue #31: attacks of up to sixteen uids; the base
+# run_with_users() (attacks of up to sixteen uids; the base
 # system has only about a dozen unprivileged users, and dbus-daemon refuses
 # a system bus connection whose uid has no passwd entry). Above 65535 so
 # that no Debian allocation can hold them.

@@ -142,7 +142,7 @@ else
 fi
 
 # 5b. a user who sends and never reads its replies stalls only itself
-#     (issue #17): tracer sends 4 x 5000 Registers and 16 x 100 ListEvents
+#    : tracer sends 4 x 5000 Registers and 16 x 100 ListEvents
 #     and reads nothing; root and tester are still answered.
 unread=/usr/local/lib/uebroker-system/unread-client
 mkfifo /run/unread.in

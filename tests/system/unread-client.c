@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A client that sends and never reads (issue #17), for the system tier's
+ * A client that sends and never reads, for the system tier's
  * guest, where there is no Python: on CONNS connections to the system bus,
  * N calls of METHOD each (Register with COMMAND, or ListEvents), flushed,
  * and never a reply read. Prints "sent TOTAL" and holds the connections

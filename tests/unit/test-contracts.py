@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Every contract is written down where a reader looks for it (issue #19).
+"""Every contract is written down where a reader looks for it.
 
   - each symbol exported in client/libuebroker.sym is declared in
     include/*.h right after a /** ... */ block that names it (attribute or

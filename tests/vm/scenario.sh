@@ -533,7 +533,7 @@ if [ -x $X/uebroker-run ]; then
 
         # 15d'. libtracepoint's own unit tests, unchanged: as root on the
         #      kernel's file, then through uebroker-run as uid 1000; the
-        #      same result both ways (issue #33). Not on v1: libtracepoint
+        #      same result both ways. Not on v1: libtracepoint
         #      speaks today's interface.
         if [ "$kernel" = upstream ] && [ -x $X/tracepoint-api-utest ]; then
                 for t in tracepoint-api-utest tracepoint-provider-utest; do
@@ -724,7 +724,7 @@ if [ "$kernel" = upstream ]; then
         # 16c. the broker killed (a crash) under a client that keeps its
         #      granting handle: the kernel cuts the handle off as the
         #      broker's file goes, and the restarted broker finds the event
-        #      free (issue #32: before, the holder kept registering and
+        #      free (before, the holder kept registering and
         #      writing, and the event stayed pinned)
         if [ "$booted" = patched ]; then
                 out=/tmp/vm-grant-crash.out
