@@ -458,26 +458,15 @@ static int identify_data_session(struct broker *b, sd_bus_message *m, sd_bus_err
 
 static const struct delivery_cost authorize_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
 
-/* Register, and Authorize (@grant): the same validation, authorization and
- * admission; Register then registers the event on the caller's data file,
- * Authorize only grants it, for the caller's own DIAG_IOCSREG (data-session.h,
- * Grants). */
-static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bus_error *error) {
-        const struct delivery_cost reply_cost = grant ? authorize_reply_cost : register_reply_cost;
-        _cleanup_(event_def_freep) struct event_def *def = NULL;
-        _cleanup_(eviction_done) struct eviction evicted = {};
+/* Register's and Authorize's command, read and validated: @ret_def is the
+ * parsed definition. Negative errno with @error set. */
+static int read_registration(struct broker *b, sd_bus_message *m, bool grant, struct event_def **ret_def,
+                             sd_bus_error *error) {
         struct event_error parse_error = { 0 };
-        struct broker_event *ev, *victim = NULL;
-        enum admission verdict = ADMISSION_ADMIT;
-        struct data_session *ds;
-        struct peer *p;
-        const char *command, *action;
-        bool reserved_for_caller, created_event = false;
-        uint32_t write_index;
+        const char *command;
         size_t len;
         int r;
 
-        /* Read and validate. */
         r = sd_bus_message_read(m, "s", &command);
         if (r < 0)
                 return r;
@@ -488,7 +477,7 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
         r = check_no_prefix(command, error);
         if (r < 0)
                 return r;
-        r = event_def_parse_n(command, len, 0, &def, &parse_error);
+        r = event_def_parse_n(command, len, 0, ret_def, &parse_error);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -498,28 +487,44 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                                          "the %s provider's data file is not the kernel's user_events_data, so "
                                          "nothing can register on it but the broker: call Register instead",
                                          provider_link_name(&b->link));
+        return 0;
+}
 
-        /* Identify: the peer knows, or the bus is asked once. */
-        r = identify_data_session(b, m, error, &p, &ds);
+/* The data session a Register (or Authorize, @grant) names, if it takes
+ * that kind of call and its reply can be delivered. As
+ * identify_data_session(): 1, 0 while identification waits, or negative
+ * errno with @error set. */
+static int registration_session(struct broker *b, sd_bus_message *m, bool grant, struct delivery_cost reply_cost,
+                                struct peer **ret_peer, struct data_session **ret, sd_bus_error *error) {
+        int r;
+
+        r = identify_data_session(b, m, error, ret_peer, ret);
         if (r <= 0)
-                return r < 0 ? r : 1;
-        if (grant && ds->indexes.n > 0)
+                return r;
+        if (grant && (*ret)->indexes.n > 0)
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
                                         "this data session has registered events through the broker (Register); "
                                         "Authorize definitions on another (OpenSession), whose data file is then "
                                         "the caller's to register on");
-        if (!grant && data_session_registers_itself(ds))
+        if (!grant && data_session_registers_itself(*ret))
                 return sd_bus_error_set(error, BROKER_ERROR_BUSY,
                                         "this data session registers its events itself (Authorize); call Register "
                                         "on another (OpenSession)");
         r = check_outgoing_backlog(b, error);
         if (r < 0)
                 return r;
-        r = check_deliverable(b, p, reply_cost, true, error);
-        if (r < 0)
-                return r;
+        r = check_deliverable(b, *ret_peer, reply_cost, true, error);
+        return r < 0 ? r : 1;
+}
 
-        ev = event_registry_find(&b->registry, def->name);
+/* The polkit action registering @def as @p asks for: another uid's event
+ * (not reserved for the caller) is register-foreign. Negative errno with
+ * @error set when the name cannot be the caller's at all. */
+static int registration_action(struct broker *b, struct peer *p, const struct event_def *def,
+                               const struct broker_event *ev, const char **ret_action, sd_bus_error *error) {
+        bool reserved_for_caller;
+        int r;
+
         r = check_reservation(b, p, def->name, ev, &reserved_for_caller, error);
         if (r < 0)
                 return r;
@@ -530,18 +535,27 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                                          "event %s exists with other fields: %s; register it with exactly those "
                                          "fields or choose another name", def->name, existing ?: "(out of memory)");
         }
+        *ret_action = ev && ev->owner_uid != p->uid && !reserved_for_caller ? "org.uebroker1.register-foreign" :
+                                                                               "org.uebroker1.register";
+        return 0;
+}
 
-        /* Authorize: a name reserved for the caller is the caller's. */
-        action = ev && ev->owner_uid != p->uid && !reserved_for_caller ? "org.uebroker1.register-foreign" :
-                                                                          "org.uebroker1.register";
-        r = polkit_check(b->polkit, m, action, sd_bus_message_get_allow_interactive_authorization(m) > 0, p->uid,
-                         p->pid, error);
-        if (r <= 0)
-                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
+/* Whether @ds may hold one more registration, of @ev or (NULL) of a new
+ * event named @name: the clients' share, EventsPerClient=, and for a new
+ * event the admission decision (admission.c), which may name a @ret_victim
+ * to evict. Negative errno with @error set when refused. */
+static int admit_registration(struct broker *b, struct peer *p, struct data_session *ds,
+                              const struct broker_event *ev, const char *name, struct broker_event **ret_victim,
+                              sd_bus_error *error) {
+        struct admission_limits limits = {
+                .max_events = broker_max_events(b),
+                .events_per_user = b->limits.events_per_user,
+                .unused_expiry_usec = (uint64_t) b->limits.unused_event_expiry_sec * 1000000u,
+        };
+        enum admission verdict;
+        int r;
 
-        /* Decide. */
-        if (ev && (grant ? data_session_is_granted(ds, ev) : data_session_find_registration(ds, ev, &write_index) == 0))
-                goto reply;
+        *ret_victim = NULL;
         if (ds->client_charge.amount == 0) {
                 r = user_charges_check(&b->charges, p->uid, CHARGE_CLIENTS, 1);
                 if (r < 0)
@@ -551,72 +565,97 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                 return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                          "this data session already holds %u registrations (EventsPerClient=%s)",
                                          b->limits.events_per_client, LIMIT_WHERE(b, "EventsPerClient"));
-        if (!ev) {
-                struct admission_limits limits = {
-                        .max_events = broker_max_events(b),
-                        .events_per_user = b->limits.events_per_user,
-                        .unused_expiry_usec = (uint64_t) b->limits.unused_event_expiry_sec * 1000000u,
-                };
+        if (ev)
+                return 0;
+        verdict = admission_for_new_event(&b->registry, p->uid,
+                                          user_charges_exempt(&b->charges, p->uid, CHARGE_EVENTS),
+                                          user_charges_check(&b->charges, p->uid, CHARGE_EVENTS, 1) == -EUSERS,
+                                          b->registry.now_usec(), &limits, ret_victim);
+        if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
+                return refuse_admission(b, verdict, p->uid, name, error);
+        return take_new_event(b, p->uid, name, error);
+}
 
-                verdict = admission_for_new_event(&b->registry, p->uid,
-                                                  user_charges_exempt(&b->charges, p->uid, CHARGE_EVENTS),
-                                                  user_charges_check(&b->charges, p->uid, CHARGE_EVENTS, 1) == -EUSERS,
-                                                  b->registry.now_usec(), &limits, &victim);
-                if (verdict != ADMISSION_ADMIT && verdict != ADMISSION_EVICT)
-                        return refuse_admission(b, verdict, p->uid, def->name, error);
-                r = take_new_event(b, p->uid, def->name, error);
-                if (r < 0)
-                        return r;
+/* @error for a registration of @name the provider refused with @r. */
+static int registration_refused(sd_bus_error *error, int r, const char *name) {
+        switch (r) {
+        case -ENOSPC:
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "cannot register event %s: too many distinct events on this data session "
+                                         "(%u); open another (OpenSession)", name, WRITE_INDEXES_MAX);
+        case -EADDRINUSE:
+                /* The kernel's own answer: the broker's registry had no
+                 * such name. */
+                return sd_bus_error_setf(error, BROKER_ERROR_NAME_IN_USE,
+                                         "cannot register event %s: the kernel already has an event of that name "
+                                         "with other fields, defined outside the broker (see %s); pick another name",
+                                         name, "user_events_status");
+        case -EMFILE:
+                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                         "cannot register event %s: the kernel's limit of user events is reached "
+                                         "(sysctl kernel.user_events_max); delete unused events or raise it", name);
+        default:
+                return broker_error_set_errnof(error, r, "cannot register event %s: %m", name);
         }
+}
 
-        /* Change state: provider session, event, registration. */
+/* A new event of @def (taken on success) for @p, evicting @victim first if
+ * set; the eviction is kept in @evicted until the registration commits.
+ * Negative errno with @error set, the victim back in place. */
+static int create_event(struct broker *b, struct peer *p, struct event_def **def, struct broker_event *victim,
+                        struct eviction *evicted, struct broker_event **ret, sd_bus_error *error) {
+        const char *name = (*def)->name;
+        int r;
+
+        if (victim)
+                evict(b, victim, name, p->uid, evicted);
+        r = event_registry_add(&b->registry, *def, p->uid, ret);
+        if (r < 0) {
+                eviction_undo(b, evicted);
+                if (r == -ENOSPC)
+                        return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
+                                                 "cannot create event %s: every status index is in use; "
+                                                 "Delete unused events", name);
+                return broker_error_set_errnof(error, r, "cannot create event %s: %m", name);
+        }
+        *def = NULL;    /* the registry's now */
+        return 0;
+}
+
+/* Changes state for an admitted registration: the session's provider
+ * session, the event (created from @def when @ev is NULL, evicting
+ * @victim), then Register's registration or Authorize's grant. All or
+ * nothing: on failure a created event goes and the victim comes back.
+ * Returns the event in @ret_ev (its new index in @ret_write_index for
+ * Register), or negative errno with @error set. */
+static int commit_registration(struct broker *b, struct peer *p, struct data_session *ds, bool grant,
+                               struct event_def **def, struct broker_event *ev, struct broker_event *victim,
+                               struct broker_event **ret_ev, uint32_t *ret_write_index, sd_bus_error *error) {
+        _cleanup_(eviction_done) struct eviction evicted = {};
+        bool created = false;
+        int r;
+
         r = data_session_open_provider(ds);
         if (r == -EDQUOT || r == -EUSERS)
                 return refuse_clients_share(b, p, r, error);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot open a data file and status page: %m");
         if (!ev) {
-                if (victim)
-                        evict(b, victim, def->name, p->uid, &evicted);
-                r = event_registry_add(&b->registry, def, p->uid, &ev);
-                if (r < 0) {
-                        eviction_undo(b, &evicted);
-                        if (r == -ENOSPC)
-                                return sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                                         "cannot create event %s: every status index is in use; "
-                                                         "Delete unused events", def->name);
-                        return broker_error_set_errnof(error, r, "cannot create event %s: %m", def->name);
-                }
-                def = NULL;     /* owned by the registry now */
-                created_event = true;
+                r = create_event(b, p, def, victim, &evicted, &ev, error);
+                if (r < 0)
+                        return r;
+                created = true;
         }
-        r = grant ? data_session_grant(ds, ev) : data_session_register(ds, ev, &write_index);
+        r = grant ? data_session_grant(ds, ev) : data_session_register(ds, ev, ret_write_index);
         if (r < 0) {
-                if (r == -ENOSPC)
-                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                          "cannot register event %s: too many distinct events on this data session "
-                                          "(%u); open another (OpenSession)", ev->def->name, WRITE_INDEXES_MAX);
-                else if (r == -EADDRINUSE)
-                        /* The kernel's own answer: the broker's registry
-                         * had no such name. */
-                        sd_bus_error_setf(error, BROKER_ERROR_NAME_IN_USE,
-                                          "cannot register event %s: the kernel already has an event of that name "
-                                          "with other fields, defined outside the broker (see %s); pick another name",
-                                          ev->def->name, "user_events_status");
-                else if (r == -EMFILE)
-                        sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
-                                          "cannot register event %s: the kernel's limit of user events is reached "
-                                          "(sysctl kernel.user_events_max); delete unused events or raise it",
-                                          ev->def->name);
-                else
-                        broker_error_set_errnof(error, r, "cannot register event %s: %m", ev->def->name);
-                if (created_event) {
+                registration_refused(error, r, ev->def->name);
+                if (created) {
                         event_registry_remove(&b->registry, ev);
                         eviction_undo(b, &evicted);
                 }
                 return r;
         }
-        if (created_event) {
+        if (created) {
                 log_limited(&b->event_log_ratelimit, "event changes",
                             &(struct log_about) { .message_id = UEB_MESSAGE_EVENT_CREATED, .event = ev->def->name,
                                                   .uid = p->uid, .pid = p->pid },
@@ -624,8 +663,52 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
                             (unsigned) p->uid, (int) p->pid, ev->status_index);
                 events_changed_reply_follows(b);
         }
+        *ret_ev = ev;
+        return 0;
+}
 
-reply:
+/* Register, and Authorize (@grant): the same validation, authorization and
+ * admission; Register then registers the event on the caller's data file,
+ * Authorize only grants it, for the caller's own DIAG_IOCSREG (data-session.h,
+ * Grants). Identification and polkit may suspend the call (1): it runs
+ * again from the start when they answer. */
+static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bus_error *error) {
+        const struct delivery_cost reply_cost = grant ? authorize_reply_cost : register_reply_cost;
+        _cleanup_(event_def_freep) struct event_def *def = NULL;
+        struct broker_event *ev, *victim;
+        struct data_session *ds;
+        uint32_t write_index = 0;
+        const char *action = NULL;
+        struct peer *p;
+        int r;
+
+        r = read_registration(b, m, grant, &def, error);
+        if (r < 0)
+                return r;
+        r = registration_session(b, m, grant, reply_cost, &p, &ds, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+
+        ev = event_registry_find(&b->registry, def->name);
+        r = registration_action(b, p, def, ev, &action, error);
+        if (r < 0)
+                return r;
+        r = polkit_check(b->polkit, m, action, sd_bus_message_get_allow_interactive_authorization(m) > 0, p->uid,
+                         p->pid, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;   /* 0: re-run when polkit answers */
+
+        /* Already registered (or granted) on this session: the same reply. */
+        if (!ev || !(grant ? data_session_is_granted(ds, ev) :
+                             data_session_find_registration(ds, ev, &write_index) == 0)) {
+                r = admit_registration(b, p, ds, ev, def->name, &victim, error);
+                if (r < 0)
+                        return r;
+                r = commit_registration(b, p, ds, grant, &def, ev, victim, &ev, &write_index, error);
+                if (r < 0)
+                        return r;
+        }
+
         event_registry_touch(&b->registry, ev);
         if (grant)
                 return reply_with(b, p, m, reply_cost, error, "h",
