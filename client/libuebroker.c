@@ -240,12 +240,60 @@ static void stats_add(struct ueb_stats *sum, const struct ueb_event *e) {
         sum->registrations += s.registrations;
 }
 
-UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ueb_event **ret) {
+/* A new pending event of @command (@len bytes, parsed here: the broker
+ * runs the same parser, asking it first only saves the round trip and
+ * works while no broker is there), on @c's list. Under c->lock. */
+static int event_new_pending(struct ueb_client *c, const char *command, size_t len, struct ueb_event **ret) {
         _cleanup_(event_def_freep) struct event_def *def = NULL;
         struct event_error parse_error = { 0 };
         struct ueb_event *e;
+        int r;
+
+        r = event_def_parse_n(command, len, 0, &def, &parse_error);
+        if (r == -EINVAL)
+                return ueb_set_error(c, r, "%s", parse_error.message);
+        if (r < 0)
+                return ueb_set_error(c, r, "cannot parse the command: %s", strerror(-r));
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->command = strndup(command, len);
+        if (!e->command) {
+                event_free(e);
+                return -ENOMEM;
+        }
+        /* Kept for typed writes: the layout comes from it. */
+        e->def = TAKE_PTR(def);
+        e->client = c;
+        e->head.status = &ueb_zero_status;
+        e->state = UEB_EVENT_PENDING;
+        LIST_PREPEND(events, c->events, e);
+        *ret = e;
+        return 0;
+}
+
+/* Asks the broker for @e now unless it is known to be away (the
+ * background thread sends it if the connection is still starting), then
+ * waits for the answer, lock released, but not beyond @deadline: a late
+ * answer is applied in the background. Under c->lock. */
+static void register_and_wait(struct ueb_client *c, struct ueb_event *e, uint64_t deadline) {
+        unsigned generation = c->bus_generation;
+
+        if (!c->bus || (c->broker_absent && ueb_now_usec() < c->next_register_usec))
+                return;
+        (void) ueb_session_register_event_start(c, e);
+        ueb_monitor_wake(c);
+        /* The first registration of a session also waits for the ring it
+         * asks for, so that writes go there from the start. */
+        while ((e->answers == 0 || c->ring_call) && c->bus && c->bus_generation == generation &&
+               ueb_now_usec() < deadline)
+                (void) ueb_client_wait(c, deadline);
+}
+
+UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ueb_event **ret) {
+        struct ueb_event *e = NULL;
         uint64_t deadline;
-        size_t len;
         int r;
 
         if (!ret)
@@ -257,64 +305,17 @@ UEB_EXPORT int ueb_register(struct ueb_client *c, const char *command, struct ue
         deadline = deadline_after_msec(UEB_CALL_WAIT_MAX_MSEC);
         pthread_mutex_lock(&c->lock);
         c->last_error[0] = '\0';
-
-        /* The broker runs the same parser; asking it first only saves the
-         * round trip, and works while no broker is there. */
-        len = strnlen(command, EVENT_COMMAND_MAX + 1);
-        r = event_def_parse_n(command, len, 0, &def, &parse_error);
-        if (r < 0) {
-                if (r == -EINVAL)
-                        ueb_set_error(c, r, "%s", parse_error.message);
-                else
-                        ueb_set_error(c, r, "cannot parse the command: %s", strerror(-r));
-                goto out;
+        r = event_new_pending(c, command, strnlen(command, EVENT_COMMAND_MAX + 1), &e);
+        if (r >= 0) {
+                register_and_wait(c, e, deadline);
+                r = e->state == UEB_EVENT_REGISTERED ? 1 : 0;
+                if (e->state == UEB_EVENT_REFUSED) {
+                        r = e->refusal;
+                        LIST_REMOVE(events, c->events, e);
+                        event_free(e);
+                } else
+                        *ret = e;
         }
-
-        e = calloc(1, sizeof(*e));
-        if (!e) {
-                r = -ENOMEM;
-                goto out;
-        }
-        e->command = strndup(command, len);
-        if (!e->command) {
-                event_free(e);
-                r = -ENOMEM;
-                goto out;
-        }
-        /* Kept for typed writes: the layout comes from it. */
-        e->def = TAKE_PTR(def);
-        e->client = c;
-        e->head.status = &ueb_zero_status;
-        e->state = UEB_EVENT_PENDING;
-        LIST_PREPEND(events, c->events, e);
-
-        /* Ask now unless the broker is known to be away; the background
-         * thread sends it if the connection is still starting. Then wait
-         * for the answer, lock released, but not beyond our bound: a late
-         * answer is applied in the background. */
-        if (c->bus && (!c->broker_absent || ueb_now_usec() >= c->next_register_usec)) {
-                unsigned generation = c->bus_generation;
-
-                (void) ueb_session_register_event_start(c, e);
-                ueb_monitor_wake(c);
-                /* The first registration of a session also waits for the
-                 * ring it asks for, so that writes go there from the start. */
-                while ((e->answers == 0 || c->ring_call) && c->bus && c->bus_generation == generation &&
-                       ueb_now_usec() < deadline)
-                        (void) ueb_client_wait(c, deadline);
-        }
-
-        if (e->state == UEB_EVENT_REGISTERED)
-                r = 1;
-        else if (e->state == UEB_EVENT_REFUSED) {
-                r = e->refusal;
-                LIST_REMOVE(events, c->events, e);
-                event_free(e);
-                goto out;
-        } else
-                r = 0;
-        *ret = e;
-out:
         pthread_mutex_unlock(&c->lock);
         /* The thread retries what is pending and runs what the call may
          * have queued on the bus. */

@@ -1168,6 +1168,47 @@ static bool enabler_exists(uint64_t addr, uint8_t bit) {
         return false;
 }
 
+/* The program's struct user_reg at @uaddr and the command it names,
+ * checked as the kernel checks them, with the kernel's errors. */
+static int read_registration(uint64_t uaddr, struct upstream_user_reg *reg, char *command, size_t size) {
+        int r;
+
+        r = read_own_sized(reg, uaddr, sizeof(*reg));
+        if (r < 0)
+                return r;
+        r = check_reg(reg);
+        if (r < 0)
+                return r;
+        /* The word must take a write, as the kernel checks it: 6.12's
+         * user_event_enabler_create() fails and user_events_ioctl_reg()
+         * answers ENOMEM for that, read-only or unmapped alike. */
+        r = word_writable(reg->enable_addr, reg->enable_size);
+        if (r == -EFAULT)
+                return -ENOMEM;
+        if (r < 0)
+                return r;
+        r = read_own_string(reg->name_args, command, size);
+        if (r == -E2BIG)
+                return -EINVAL;         /* longer than any command the broker takes */
+        return r < 0 ? r : 0;
+}
+
+/* Maps @f's status page from @status_fd if it has none yet. */
+static int file_map_status(struct preload_file *f, int status_fd) {
+        void *page;
+
+        if (f->status)
+                return 0;
+        page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, status_fd, 0);
+        if (page == MAP_FAILED)
+                return -errno;
+        /* The sync thread reads it under files_lock. */
+        pthread_mutex_lock(&files_lock);
+        f->status = page;
+        pthread_mutex_unlock(&files_lock);
+        return 0;
+}
+
 static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_t uaddr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct upstream_user_reg reg = {};
@@ -1176,23 +1217,7 @@ static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_
         int data_fd, status_fd, r;
         struct enabler *e;
 
-        r = read_own_sized(&reg, uaddr, sizeof(reg));
-        if (r < 0)
-                return r;
-        r = check_reg(&reg);
-        if (r < 0)
-                return r;
-        /* The word must take a write, as the kernel checks it: 6.12's
-         * user_event_enabler_create() fails and user_events_ioctl_reg()
-         * answers ENOMEM for that, read-only or unmapped alike. */
-        r = word_writable(reg.enable_addr, reg.enable_size);
-        if (r == -EFAULT)
-                return -ENOMEM;
-        if (r < 0)
-                return r;
-        r = read_own_string(reg.name_args, command, sizeof(command));
-        if (r == -E2BIG)
-                return -EINVAL;         /* longer than any command the broker takes */
+        r = read_registration(uaddr, &reg, command, sizeof(command));
         if (r < 0)
                 return r;
         if (f->mode == FILE_MODE_UNKNOWN && load_acquire(&broker_registers))
@@ -1218,18 +1243,8 @@ static int file_register(struct preload_file *f, uint32_t index, int fd, uint64_
                 r = sd_bus_message_read(reply, "hhuu", &data_fd, &status_fd, &status_index, &write_index);
         if (r >= 0 && status_index >= STATUS_PAGE_SIZE)
                 r = -EPROTO;
-        if (r >= 0 && !f->status) {
-                void *page = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, status_fd, 0);
-
-                if (page == MAP_FAILED)
-                        r = -errno;
-                else {
-                        /* The sync thread reads it under files_lock. */
-                        pthread_mutex_lock(&files_lock);
-                        f->status = page;
-                        pthread_mutex_unlock(&files_lock);
-                }
-        }
+        if (r >= 0)
+                r = file_map_status(f, status_fd);
         if (r >= 0)
                 r = file_take_data(f, index, data_fd);
         if (r >= 0)

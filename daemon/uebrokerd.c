@@ -316,6 +316,84 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* The event loop, with SIGTERM and SIGINT ending it (SIGHUP is the
+ * broker's, once it exists) and the service manager's watchdog. */
+static int event_loop_new(sd_event **ret) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Cannot block signals: %m");
+
+        r = sd_event_default(&event);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the event loop: %m");
+        r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch signals: %m");
+        /* Pings the service manager if it asked for it (WATCHDOG_USEC). */
+        r = sd_event_set_watchdog(event, true);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enable the watchdog, continuing: %m");
+        *ret = TAKE_PTR(event);
+        return 0;
+}
+
+/* The bus of @o, attached to @event; the daemon exits when it goes. */
+static int bus_attach(const struct options *o, sd_event *event, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = connect_bus(o, &bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot attach the bus to the event loop: %m");
+        /* The broker is useless without its bus: leave when it goes. */
+        r = sd_bus_set_exit_on_disconnect(bus, true);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set exit-on-disconnect: %m");
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+/* Takes the bus name, restores the previous broker's table and serves
+ * until a signal or the bus ends the loop. */
+static int serve(struct broker *broker, sd_bus *bus, sd_event *event, const struct provider_ops *ops) {
+        int r;
+
+        r = sd_bus_request_name(bus, BROKER_BUS_NAME, 0);
+        if (r == -EEXIST)
+                return log_error_errno(r, "The bus name " BROKER_BUS_NAME " is already taken: another broker "
+                                          "runs on this bus.");
+        if (r < 0)
+                return log_error_errno(r, "Cannot acquire the bus name " BROKER_BUS_NAME ": %m");
+
+        /* Not before: the previous broker saved its table before each reply
+         * that changed it, and held the name until it stopped serving. No
+         * call is served before the loop runs. */
+        broker_restore(broker);
+        log_info("uebrokerd %s serving " BROKER_BUS_NAME " with the %s provider.", PACKAGE_VERSION, ops->name);
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving " BROKER_BUS_NAME);
+
+        r = sd_event_loop(event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+        else if (r > 0)
+                /* Only the bus going away exits with a non-zero code. */
+                r = log_error_errno(-ECONNRESET, "Lost the bus connection.");
+        (void) sd_notify(false, "STOPPING=1");
+        return r;
+}
+
 static int run(int argc, char *argv[]) {
         struct options o = { .bus_kind = BUS_SYSTEM, .provider = "auto" };
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
@@ -327,7 +405,6 @@ static int run(int argc, char *argv[]) {
         _cleanup_free_ char *config_message = NULL;
         struct broker *broker = NULL;
         struct reload_context reload;
-        sigset_t mask;
         int r;
 
         log_setup("uebrokerd");
@@ -353,36 +430,12 @@ static int run(int argc, char *argv[]) {
         } else
                 ops = provider_find(o.provider);
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return log_error_errno(errno, "Cannot block signals: %m");
-
-        r = sd_event_default(&event);
-        if (r < 0)
-                return log_error_errno(r, "Cannot create the event loop: %m");
-        r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, NULL);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, NULL);
-        if (r < 0)
-                return log_error_errno(r, "Cannot watch signals: %m");
-        /* Pings the service manager if it asked for it (WATCHDOG_USEC). */
-        r = sd_event_set_watchdog(event, true);
-        if (r < 0)
-                log_warning_errno(r, "Cannot enable the watchdog, continuing: %m");
-
-        r = connect_bus(&o, &bus);
+        r = event_loop_new(&event);
         if (r < 0)
                 return r;
-        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        r = bus_attach(&o, event, &bus);
         if (r < 0)
-                return log_error_errno(r, "Cannot attach the bus to the event loop: %m");
-        /* The broker is useless without its bus: leave when it goes. */
-        r = sd_bus_set_exit_on_disconnect(bus, true);
-        if (r < 0)
-                return log_error_errno(r, "Cannot set exit-on-disconnect: %m");
+                return r;
 
         raise_fd_limit();
         settings = (struct broker_settings) {
@@ -400,37 +453,12 @@ static int run(int argc, char *argv[]) {
 
         reload = (struct reload_context) { .options = &o, .config = &config, .broker = broker };
         r = sd_event_add_signal(event, NULL, SIGHUP, on_reload, &reload);
-        if (r < 0) {
-                log_error_errno(r, "Cannot watch SIGHUP: %m");
-                goto finish;
-        }
-
-        r = sd_bus_request_name(bus, BROKER_BUS_NAME, 0);
-        if (r == -EEXIST) {
-                log_error("The bus name " BROKER_BUS_NAME " is already taken: another broker runs on this bus.");
-                goto finish;
-        }
-        if (r < 0) {
-                log_error_errno(r, "Cannot acquire the bus name " BROKER_BUS_NAME ": %m");
-                goto finish;
-        }
-
-        /* Not before: the previous broker saved its table before each reply
-         * that changed it, and held the name until it stopped serving. No
-         * call is served before the loop runs. */
-        broker_restore(broker);
-        log_info("uebrokerd %s serving " BROKER_BUS_NAME " with the %s provider.", PACKAGE_VERSION, ops->name);
-        (void) sd_notify(false, "READY=1\nSTATUS=Serving " BROKER_BUS_NAME);
-
-        r = sd_event_loop(event);
         if (r < 0)
-                log_error_errno(r, "Event loop failed: %m");
-        else if (r > 0)
-                /* Only the bus going away exits with a non-zero code. */
-                r = log_error_errno(-ECONNRESET, "Lost the bus connection.");
+                log_error_errno(r, "Cannot watch SIGHUP: %m");
+        else
+                r = serve(broker, bus, event, ops);
 
-        (void) sd_notify(false, "STOPPING=1");
-finish:
+        /* The name first: no call reaches a broker being freed. */
         (void) sd_bus_release_name(bus, BROKER_BUS_NAME);
         broker_free(broker);
         return r;

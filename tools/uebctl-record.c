@@ -186,99 +186,110 @@ static bool def_is_eventheader(const struct event_def *def) {
         return true;
 }
 
-/* Formats one record, checked by the caller, into @sb (JSON: one compact
- * document, no newline). */
-static void format_record(const struct event_def *def, const struct ueb_record_header *h, const uint8_t *msg,
-                          size_t len, bool json, struct strbuf *sb) {
-        bool kernel = h->flags & UEB_RECORD_FLAG_KERNEL_TRACE;
-        const char *name = (const char *) msg + sizeof(*h);
-        const uint8_t *payload = msg + sizeof(*h) + h->name_len;
-        size_t payload_len = len - sizeof(*h) - h->name_len;
+/* The record's header as JSON members, up to and including the
+ * "timestamp" one and its comma. */
+static void format_json_header(const struct record_view *v, bool kernel, struct strbuf *sb) {
+        const struct ueb_record_header *h = &v->header;
+
+        strbuf_append(sb, "{\"name\":");
+        json_append_string(sb, v->name, h->name_len);
+        strbuf_printf(sb, kernel ? ",\"tid\":%" PRIu32 : ",\"pid\":%" PRIu32, h->pid);
+        if (h->uid != UEB_RECORD_UID_UNKNOWN)
+                strbuf_printf(sb, ",\"uid\":%" PRIu32, h->uid);
+        /* From a ring: the thread and the time of the write, as the writer
+         * claims them. */
+        if (!kernel && h->tid != 0)
+                strbuf_printf(sb, ",\"tid\":%" PRIu32, h->tid);
+        if (h->flags & UEB_RECORD_FLAG_WRITER_CLAIMED)
+                strbuf_append(sb, ",\"writer_claimed\":[\"tid\",\"write_monotonic_ns\"]");
+        if (h->write_monotonic_ns != 0)
+                strbuf_printf(sb, ",\"write_monotonic_ns\":%" PRIu64, h->write_monotonic_ns);
+        strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",
+                      kernel ? "written" : "received", h->timestamp_ns);
+        append_time(sb, h->timestamp_ns, 9);
+        strbuf_append(sb, "\",");
+}
+
+static void format_json_raw(const struct record_view *v, struct strbuf *sb) {
+        strbuf_append(sb, ",\"raw\":\"");
+        event_decode_hex(sb, v->payload, v->payload_len);
+        strbuf_append_c(sb, '"');
+}
+
+/* One compact JSON document, no newline. */
+static void format_record_json(const struct event_def *def, const struct record_view *v, struct strbuf *sb) {
         bool eventheader = def_is_eventheader(def);
         const char *reason = NULL;
         int r;
 
-        if (json) {
-                strbuf_append(sb, "{\"name\":");
-                json_append_string(sb, name, h->name_len);
-                strbuf_printf(sb, kernel ? ",\"tid\":%" PRIu32 : ",\"pid\":%" PRIu32, h->pid);
-                if (h->uid != UEB_RECORD_UID_UNKNOWN)
-                        strbuf_printf(sb, ",\"uid\":%" PRIu32, h->uid);
-                /* From a ring: the thread and the time of the write, as
-                 * the writer claims them. */
-                if (!kernel && h->tid != 0)
-                        strbuf_printf(sb, ",\"tid\":%" PRIu32, h->tid);
-                if (h->flags & UEB_RECORD_FLAG_WRITER_CLAIMED)
-                        strbuf_append(sb, ",\"writer_claimed\":[\"tid\",\"write_monotonic_ns\"]");
-                if (h->write_monotonic_ns != 0)
-                        strbuf_printf(sb, ",\"write_monotonic_ns\":%" PRIu64, h->write_monotonic_ns);
-                strbuf_printf(sb, ",\"time_source\":\"%s\",\"timestamp_ns\":%" PRIu64 ",\"timestamp\":\"",
-                              kernel ? "written" : "received", h->timestamp_ns);
-                append_time(sb, h->timestamp_ns, 9);
-                strbuf_append(sb, "\",");
-                /* EventHeader: the event's own fields and its header's
-                 * meaning; if it does not hold together, the raw header
-                 * fields as for any event, and why. */
-                if (eventheader &&
-                    eventheader_format_json(name, h->name_len, payload, payload_len, sb, &reason) >= 0) {
-                        strbuf_append_c(sb, '}');
-                        return;
-                }
-                strbuf_append(sb, "\"fields\":");
-                r = def ? event_decode_json(def, payload, payload_len, sb) : -ENOENT;
-                if (r < 0) {
-                        /* Not decodable with the definition we know (the
-                         * event was re-created with other fields?). */
-                        strbuf_append(sb, "null,\"raw\":\"");
-                        event_decode_hex(sb, payload, payload_len);
-                        strbuf_append_c(sb, '"');
-                }
-                if (eventheader && reason) {
-                        strbuf_append(sb, ",\"eventheader_error\":");
-                        json_append_string(sb, reason, strlen(reason));
-                        /* The bytes past the header fields, for whoever
-                         * wants to look. */
-                        if (r >= 0) {
-                                strbuf_append(sb, ",\"raw\":\"");
-                                event_decode_hex(sb, payload, payload_len);
-                                strbuf_append_c(sb, '"');
-                        }
-                }
+        format_json_header(v, v->header.flags & UEB_RECORD_FLAG_KERNEL_TRACE, sb);
+        /* EventHeader: the event's own fields and its header's meaning; if
+         * it does not hold together, the raw header fields as for any
+         * event, and why. */
+        if (eventheader &&
+            eventheader_format_json(v->name, v->header.name_len, v->payload, v->payload_len, sb, &reason) >= 0) {
                 strbuf_append_c(sb, '}');
-        } else {
-                /* The time says what it is: the broker's reading or the
-                 * kernel's stamp of the write. */
-                strbuf_append(sb, kernel ? "[written " : "[received ");
-                append_time(sb, h->timestamp_ns, 6);
-                if (kernel)
-                        strbuf_printf(sb, " tid %" PRIu32, h->pid);
-                if (h->uid != UEB_RECORD_UID_UNKNOWN)
-                        strbuf_printf(sb, " uid %" PRIu32, h->uid);
-                if (!kernel)
-                        strbuf_printf(sb, " pid %" PRIu32, h->pid);
-                strbuf_append(sb, "] ");
-                /* The name is a validated identifier, but print it safely. */
-                text_escape_append(sb, name, h->name_len, TEXT_ESCAPE_TERMINAL);
-                strbuf_append(sb, ": ");
-                if (eventheader &&
-                    eventheader_format_text(name, h->name_len, payload, payload_len, sb, &reason) >= 0) {
-                        strbuf_append_c(sb, '\n');
-                        return;
-                }
-                r = def ? event_decode_text(def, payload, payload_len, sb) : -ENOENT;
-                if (r < 0) {
-                        strbuf_printf(sb, "(%zu bytes not decodable: ", payload_len);
-                        event_decode_hex(sb, payload, payload_len);
-                        strbuf_append_c(sb, ')');
-                }
-                if (eventheader && reason) {
-                        /* Then the rest of the payload, undecoded. */
-                        strbuf_printf(sb, " (not a valid EventHeader event: %s; %zu bytes: ", reason, payload_len);
-                        event_decode_hex(sb, payload, payload_len);
-                        strbuf_append_c(sb, ')');
-                }
-                strbuf_append_c(sb, '\n');
+                return;
         }
+        strbuf_append(sb, "\"fields\":");
+        r = def ? event_decode_json(def, v->payload, v->payload_len, sb) : -ENOENT;
+        if (r < 0) {
+                /* Not decodable with the definition we know (the event was
+                 * re-created with other fields?). */
+                strbuf_append(sb, "null");
+                format_json_raw(v, sb);
+        }
+        if (eventheader && reason) {
+                strbuf_append(sb, ",\"eventheader_error\":");
+                json_append_string(sb, reason, strlen(reason));
+                /* The bytes past the header fields, for whoever wants to
+                 * look. */
+                if (r >= 0)
+                        format_json_raw(v, sb);
+        }
+        strbuf_append_c(sb, '}');
+}
+
+/* One line. */
+static void format_record_text(const struct event_def *def, const struct record_view *v, struct strbuf *sb) {
+        const struct ueb_record_header *h = &v->header;
+        bool kernel = h->flags & UEB_RECORD_FLAG_KERNEL_TRACE;
+        bool eventheader = def_is_eventheader(def);
+        const char *reason = NULL;
+        int r;
+
+        /* The time says what it is: the broker's reading or the kernel's
+         * stamp of the write. */
+        strbuf_append(sb, kernel ? "[written " : "[received ");
+        append_time(sb, h->timestamp_ns, 6);
+        if (kernel)
+                strbuf_printf(sb, " tid %" PRIu32, h->pid);
+        if (h->uid != UEB_RECORD_UID_UNKNOWN)
+                strbuf_printf(sb, " uid %" PRIu32, h->uid);
+        if (!kernel)
+                strbuf_printf(sb, " pid %" PRIu32, h->pid);
+        strbuf_append(sb, "] ");
+        /* The name is a validated identifier, but print it safely. */
+        text_escape_append(sb, v->name, h->name_len, TEXT_ESCAPE_TERMINAL);
+        strbuf_append(sb, ": ");
+        if (eventheader &&
+            eventheader_format_text(v->name, h->name_len, v->payload, v->payload_len, sb, &reason) >= 0) {
+                strbuf_append_c(sb, '\n');
+                return;
+        }
+        r = def ? event_decode_text(def, v->payload, v->payload_len, sb) : -ENOENT;
+        if (r < 0) {
+                strbuf_printf(sb, "(%zu bytes not decodable: ", v->payload_len);
+                event_decode_hex(sb, v->payload, v->payload_len);
+                strbuf_append_c(sb, ')');
+        }
+        if (eventheader && reason) {
+                /* Then the rest of the payload, undecoded. */
+                strbuf_printf(sb, " (not a valid EventHeader event: %s; %zu bytes: ", reason, v->payload_len);
+                event_decode_hex(sb, v->payload, v->payload_len);
+                strbuf_append_c(sb, ')');
+        }
+        strbuf_append_c(sb, '\n');
 }
 
 /* Calls @method with the @n strings @args (counted: no NULL needed);
@@ -409,21 +420,24 @@ struct record_output {
 };
 
 /* Prints or writes one checked record; 0, or 1 when output failed. */
-static int output_record(struct record_output *out, const struct event_def *def, const struct ueb_record_header *h,
-                         const uint8_t *msg, size_t len) {
+static int output_record(struct record_output *out, const struct event_def *def, const struct record_view *rec) {
         struct strbuf sb = STRBUF_INIT;
         char *text;
         int status;
 
 #if HAVE_BABELTRACE2
         if (out->ctf)
-                return ctf_writer_add(out->ctf, h, (const char *) msg + sizeof(*h), h->name_len,
-                                      msg + sizeof(*h) + h->name_len, len - sizeof(*h) - h->name_len, def) < 0;
+                return ctf_writer_add(out->ctf, &rec->header, rec->name, rec->header.name_len, rec->payload,
+                                      rec->payload_len, def) < 0;
 #endif
         if (out->dat)
-                return tracedat_writer_add(out->dat, h, (const char *) msg + sizeof(*h), h->name_len,
-                                           msg + sizeof(*h) + h->name_len, len - sizeof(*h) - h->name_len, def) < 0;
-        format_record(def, h, msg, len, out->json, &sb);
+                return tracedat_writer_add(out->dat, &rec->header, rec->name, rec->header.name_len, rec->payload,
+                                           rec->payload_len, def) < 0;
+        /* JSON: one compact document, no newline. */
+        if (out->json)
+                format_record_json(def, rec, &sb);
+        else
+                format_record_text(def, rec, &sb);
         text = strbuf_steal(&sb);
         if (!text) {
                 fprintf(stderr, "error: out of memory\n");
@@ -441,6 +455,49 @@ enum {
         READ_DONE,              /* end of stream or --count reached: exit 0 */
         READ_FAILED,            /* exit 1 */
 };
+
+/* A LOST notice: said, and written where the records are missing. */
+static int output_lost(struct record_output *out, const struct ueb_record_header *h) {
+        fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n", h->lost_count);
+#if HAVE_BABELTRACE2
+        if (out->ctf && ctf_writer_add_lost(out->ctf, h) < 0)
+                return -EIO;
+#endif
+        if (out->dat && tracedat_writer_add_lost(out->dat, h) < 0)
+                return -EIO;
+        return 0;
+}
+
+/* A kernel page stream's header_page or format file, for trace.dat. */
+static int output_kernel_file(struct record_output *out, const struct record_view *rec) {
+        if (!out->dat) {
+                fprintf(stderr, "warning: skipped a kernel page stream's description\n");
+                return 0;
+        }
+        if (tracedat_writer_add_kernel_file(out->dat, rec->header.flags, rec->name, rec->header.name_len,
+                                            (const char *) rec->payload, rec->payload_len) < 0) {
+                fprintf(stderr, "error: out of memory\n");
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A kernel page, for trace.dat: READ_MORE, READ_DONE at --count (the page
+ * that holds the Nth record is the last) or READ_FAILED. */
+static int output_kernel_page(struct record_output *out, const struct record_view *rec, unsigned long long *seen) {
+        int events = out->dat ? tracedat_writer_add_kernel_page(out->dat, &rec->header, rec->payload,
+                                                                rec->payload_len) :
+                                -EINVAL;
+
+        if (events == -EINVAL)
+                fprintf(stderr, "warning: skipped a malformed kernel page of %zu bytes\n", rec->payload_len);
+        else if (events < 0)
+                return READ_FAILED;
+        *seen += events > 0 ? (unsigned) events : 0;
+        if (uebctl_opts.count && *seen >= uebctl_opts.count)
+                return READ_DONE;
+        return READ_MORE;
+}
 
 /* Reads and handles one message of the stream (one or more records,
  * uebroker-record.h), without waiting. */
@@ -468,47 +525,22 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
         }
         while ((r = record_stream_next(buffer, (size_t) n, &offset, &rec)) > 0) {
                 const struct ueb_record_header *h = &rec.header;
-                const uint8_t *at = (const uint8_t *) rec.name - sizeof(*h);
                 const struct event_def *def;
 
                 if (h->flags & UEB_RECORD_FLAG_LOST) {
-                        fprintf(stderr, "warning: %" PRIu64 " records lost (the consumer was too slow)\n",
-                                h->lost_count);
-#if HAVE_BABELTRACE2
-                        /* In the file too, where they are missing. */
-                        if (out->ctf && ctf_writer_add_lost(out->ctf, h) < 0)
-                                return READ_FAILED;
-#endif
-                        if (out->dat && tracedat_writer_add_lost(out->dat, h) < 0)
+                        if (output_lost(out, h) < 0)
                                 return READ_FAILED;
                         continue;
                 }
                 if (h->flags & (UEB_RECORD_FLAG_KERNEL_HEADER | UEB_RECORD_FLAG_KERNEL_FORMAT)) {
-                        if (!out->dat) {
-                                fprintf(stderr, "warning: skipped a kernel page stream's description\n");
-                                continue;
-                        }
-                        if (tracedat_writer_add_kernel_file(out->dat, h->flags, rec.name, h->name_len,
-                                                            (const char *) rec.payload, rec.payload_len) < 0) {
-                                fprintf(stderr, "error: out of memory\n");
+                        if (output_kernel_file(out, &rec) < 0)
                                 return READ_FAILED;
-                        }
                         continue;
                 }
                 if (h->flags & UEB_RECORD_FLAG_KERNEL_PAGE) {
-                        int events = out->dat ? tracedat_writer_add_kernel_page(out->dat, h, rec.payload,
-                                                                                rec.payload_len) :
-                                                -EINVAL;
-
-                        if (events == -EINVAL)
-                                fprintf(stderr, "warning: skipped a malformed kernel page of %zu bytes\n",
-                                        rec.payload_len);
-                        else if (events < 0)
-                                return READ_FAILED;
-                        /* --count: the page that holds the Nth record is the last. */
-                        *seen += events > 0 ? (unsigned) events : 0;
-                        if (uebctl_opts.count && *seen >= uebctl_opts.count)
-                                return READ_DONE;
+                        r = output_kernel_page(out, &rec, seen);
+                        if (r != READ_MORE)
+                                return r;
                         continue;
                 }
                 if (h->name_len == 0 || h->name_len > EVENT_NAME_MAX) {
@@ -519,7 +551,7 @@ static int read_one(int stream, uint8_t *buffer, sd_bus *bus, struct known_event
                 if (!uebctl_filter_match(&uebctl_opts.filter, rec.name, h->name_len))
                         continue;
                 def = known_lookup(known, bus, rec.name, h->name_len);
-                if (output_record(out, def, h, at, h->length) != 0)
+                if (output_record(out, def, &rec) != 0)
                         return READ_FAILED;
                 if (uebctl_opts.count && ++*seen >= uebctl_opts.count)
                         return READ_DONE;
@@ -623,30 +655,44 @@ static int finish_tracedat(struct tracedat_writer *dat) {
         return 0;
 }
 
-int uebctl_record(int argc, char *argv[]) {
-        _cleanup_(known_events_done) struct known_events known = {};
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
-        struct record_output out = { .json = uebctl_opts.json != UEBCTL_JSON_OFF };
-        _cleanup_(patterns_freep) struct owned_patterns owned = {};
-        char *patterns[EVENT_PATTERNS_MAX];
-        sigset_t mask;
-        size_t n_patterns = (size_t) (argc - 1), matched;
-        int format, status, r;
+#if HAVE_BABELTRACE2
+/* Closes the CTF trace and says what went into it. */
+static int finish_ctf(struct ctf_writer *ctf) {
+        uint64_t written = ctf_writer_written(ctf), skipped = ctf_writer_skipped(ctf), lost = ctf_writer_lost(ctf);
 
+        if (ctf_writer_finish(ctf) < 0)
+                return -EIO;
+        fprintf(stderr, "Wrote %" PRIu64 " record%s to the CTF trace %s", written, written == 1 ? "" : "s",
+                uebctl_opts.output);
+        if (skipped)
+                fprintf(stderr, " (%" PRIu64 " skipped: no definition or not decodable)", skipped);
+        if (lost)
+                fprintf(stderr, "; %" PRIu64 " lost, written as " CTF_LOST_EVENT_NAME " events", lost);
+        fputc('\n', stderr);
+        return 0;
+}
+#endif
+
+/* The patterns of the command line (argv[1..]) and of the --provider
+ * filters into @patterns (*@n of them, EVENT_PATTERNS_MAX room); the ones
+ * made here are @owned's to free. 0, or the exit status. */
+static int record_patterns(int argc, char *argv[], char **patterns, size_t *n, struct owned_patterns *owned) {
+        int r;
+
+        *n = (size_t) (argc - 1);
         if (argc < 2 && uebctl_opts.filter.n_providers == 0) {
                 fprintf(stderr, "usage: uebctl record [--json=MODE] [--count=N] [-o PATH] [--format=FORMAT] "
                                 "[--provider=NAME [--level=N] [--keyword=MASK]] [PATTERN...]\n");
                 return 2;
         }
-        if (check_patterns(argv + 1, n_patterns) < 0)
+        if (check_patterns(argv + 1, *n) < 0)
                 return 2;
-        memcpy(patterns, argv + 1, n_patterns * sizeof(char *));
+        memcpy(patterns, argv + 1, *n * sizeof(char *));
         /* The providers' patterns, the level in them when they fit. */
-        owned.first = n_patterns;
-        r = uebctl_filter_patterns(&uebctl_opts.filter, patterns, &n_patterns, EVENT_PATTERNS_MAX);
-        owned.patterns = patterns;
-        owned.end = n_patterns;
+        owned->first = *n;
+        r = uebctl_filter_patterns(&uebctl_opts.filter, patterns, n, EVENT_PATTERNS_MAX);
+        owned->patterns = patterns;
+        owned->end = *n;
         if (r == -E2BIG) {
                 fprintf(stderr, "error: %zu patterns and %zu providers, at most %u in all\n", (size_t) (argc - 1),
                         uebctl_opts.filter.n_providers, EVENT_PATTERNS_MAX);
@@ -656,6 +702,23 @@ int uebctl_record(int argc, char *argv[]) {
                 fprintf(stderr, "error: out of memory\n");
                 return 1;
         }
+        return 0;
+}
+
+int uebctl_record(int argc, char *argv[]) {
+        _cleanup_(known_events_done) struct known_events known = {};
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_close_ int stream = -EBADF, sigfd = -EBADF;
+        struct record_output out = { .json = uebctl_opts.json != UEBCTL_JSON_OFF };
+        _cleanup_(patterns_freep) struct owned_patterns owned = {};
+        char *patterns[EVENT_PATTERNS_MAX];
+        sigset_t mask;
+        size_t n_patterns, matched;
+        int format, status;
+
+        status = record_patterns(argc, argv, patterns, &n_patterns, &owned);
+        if (status != 0)
+                return status;
         format = output_format();
         if (format < 0)
                 return -format;
@@ -702,20 +765,8 @@ int uebctl_record(int argc, char *argv[]) {
                 status = 1;
 
 #if HAVE_BABELTRACE2
-        if (out.ctf) {
-                uint64_t written = ctf_writer_written(out.ctf), skipped = ctf_writer_skipped(out.ctf);
-                uint64_t lost = ctf_writer_lost(out.ctf);
-
-                if (ctf_writer_finish(out.ctf) < 0)
-                        return 1;
-                fprintf(stderr, "Wrote %" PRIu64 " record%s to the CTF trace %s", written, written == 1 ? "" : "s",
-                        uebctl_opts.output);
-                if (skipped)
-                        fprintf(stderr, " (%" PRIu64 " skipped: no definition or not decodable)", skipped);
-                if (lost)
-                        fprintf(stderr, "; %" PRIu64 " lost, written as " CTF_LOST_EVENT_NAME " events", lost);
-                fputc('\n', stderr);
-        }
+        if (out.ctf && finish_ctf(out.ctf) < 0)
+                return 1;
 #endif
         if (out.dat && finish_tracedat(out.dat) < 0)
                 return 1;
