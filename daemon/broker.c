@@ -1753,12 +1753,10 @@ static int on_introspect_reply(sd_bus_message *m, void *userdata, sd_bus_error *
         return *xml ? 0 : -ENOMEM;
 }
 
-int broker_introspect(char **ret_xml) {
-        /* Declared first, released last: the reply callback writes it
-         * while the buses live. */
-        _cleanup_free_ char *xml = NULL;
+/* Two started buses of this process talking over a socket pair, @ret_server
+ * serving @ret_client. */
+static int bus_pair_new(sd_bus **ret_server, sd_bus **ret_client) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *server = NULL, *client = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_close_ int server_fd = -EBADF, client_fd = -EBADF;
         sd_id128_t id;
         int fds[2], r;
@@ -1793,6 +1791,22 @@ int broker_introspect(char **ret_xml) {
         if (r < 0)
                 return r;
         r = sd_bus_start(client);
+        if (r < 0)
+                return r;
+        *ret_server = TAKE_PTR(server);
+        *ret_client = TAKE_PTR(client);
+        return 0;
+}
+
+int broker_introspect(char **ret_xml) {
+        /* Declared first, released last: the reply callback writes it
+         * while the buses live. */
+        _cleanup_free_ char *xml = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *server = NULL, *client = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        int r;
+
+        r = bus_pair_new(&server, &client);
         if (r < 0)
                 return r;
 

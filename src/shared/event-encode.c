@@ -204,10 +204,97 @@ static bool integer_in_range(const struct ueb_value *v) {
         return v->u >> bits == 0;
 }
 
+/* A value of a fixed-size field (scalar, array, struct) into its bytes at
+ * @at. */
+static int encode_fixed(const struct event_def *ev, const struct event_field *f, const struct ueb_value *v,
+                        uint8_t *at, const struct encode_error *error) {
+        switch (f->kind) {
+        case EVENT_FIELD_SCALAR:
+                if (!value_is_integer(v->type) || integer_size(v->type) != f->size ||
+                    integer_is_signed(v->type) != f->is_signed)
+                        return field_fail(error, -EINVAL, ev, f, "%s takes %s, not %s", f->type,
+                                          value_type_name(integer_type(f->size, f->is_signed)),
+                                          value_type_name(v->type));
+                if (!integer_in_range(v))
+                        return field_fail(error, -EINVAL, ev, f, "the value is outside %s", value_type_name(v->type));
+                store_integer(at, f->size, v->u);
+                return 0;
+        case EVENT_FIELD_ARRAY:
+                if (!value_is_pointer(v->type))
+                        return field_fail(error, -EINVAL, ev, f, "%s takes a string or bytes, not %s", f->type,
+                                          value_type_name(v->type));
+                if (v->len > f->size)
+                        return field_fail(error, -EMSGSIZE, ev, f, "%u bytes do not fit in %s", v->len, f->type);
+                if (v->len > 0)
+                        memcpy(at, v->p, v->len);
+                memset(at + v->len, 0, f->size - v->len);
+                return 0;
+        case EVENT_FIELD_STRUCT:
+                if (v->type != UEB_TYPE_BYTES)
+                        return field_fail(error, -EINVAL, ev, f, "%s takes bytes, not %s", f->type,
+                                          value_type_name(v->type));
+                if (v->len != f->size)
+                        return field_fail(error, -EINVAL, ev, f, "%s is %u bytes, not %u", f->type, f->size, v->len);
+                memcpy(at, v->p, v->len);
+                return 0;
+        default:
+                return field_fail(error, -EINVAL, ev, f, "not a fixed-size field");
+        }
+}
+
+/* The length a dynamic field's value takes in the payload (a string's
+ * with its NUL). */
+static int dynamic_length(const struct event_def *ev, const struct event_field *f, const struct ueb_value *v,
+                          size_t *ret, const struct encode_error *error) {
+        if (f->is_char) {
+                if (v->type != UEB_TYPE_STRING)
+                        return field_fail(error, -EINVAL, ev, f, "%s takes a string, not %s", f->type,
+                                          value_type_name(v->type));
+                *ret = (size_t) v->len + 1;
+                return 0;
+        }
+        if (v->type != UEB_TYPE_BYTES)
+                return field_fail(error, -EINVAL, ev, f, "%s takes bytes, not %s", f->type, value_type_name(v->type));
+        if (f->element_size > 1 && v->len % f->element_size != 0)
+                return field_fail(error, -EINVAL, ev, f, "%u bytes are not a whole number of %u-byte elements",
+                                  v->len, f->element_size);
+        *ret = v->len;
+        return 0;
+}
+
+/* A __data_loc or __rel_loc field: its location word at @fixed + @at, its
+ * bytes a span after the *@len bytes of payload so far (@len grows). */
+static int encode_dynamic(const struct event_def *ev, const struct event_field *f, const struct ueb_value *v,
+                          uint8_t *fixed, size_t at, size_t *len, struct event_encode_span *spans,
+                          size_t *n_spans, const struct encode_error *error) {
+        uint32_t loc, offset;
+        size_t dyn_len = 0;
+        int r;
+
+        r = dynamic_length(ev, f, v, &dyn_len, error);
+        if (r < 0)
+                return r;
+        if (dyn_len > DYNAMIC_MAX || *len + dyn_len + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
+                return field_fail(error, -EMSGSIZE, ev, f, "%zu bytes make the payload longer than %u bytes",
+                                  dyn_len, DYNAMIC_MAX - EVENT_COMMON_HEADER_SIZE);
+        if (*n_spans == EVENT_DYNAMIC_FIELDS_MAX)
+                return field_fail(error, -EMSGSIZE, ev, f, "more than %d dynamic fields", EVENT_DYNAMIC_FIELDS_MAX);
+        /* __data_loc counts from the record start (header included),
+         * __rel_loc from the end of the field. */
+        offset = f->kind == EVENT_FIELD_DATA_LOC ? (uint32_t) (*len + EVENT_COMMON_HEADER_SIZE) :
+                                                   (uint32_t) (*len - at - sizeof(uint32_t));
+        loc = (uint32_t) dyn_len << 16 | offset;
+        memcpy(fixed + at, &loc, sizeof(loc));
+        spans[(*n_spans)++] = (struct event_encode_span) { v->p, v->len, f->is_char };
+        *len += dyn_len;
+        return 0;
+}
+
 static int encode_values(const struct event_def *ev, const struct ueb_value *values, size_t n, uint8_t *fixed,
                          struct event_encode_span *spans, size_t *ret_n_spans, size_t *ret_len,
                          const struct encode_error *error) {
         size_t len = ev->min_size, n_spans = 0;
+        int r;
 
         if (n > 0 && !values)
                 return encode_fail(error->error, "%zu value%s at NULL", n, n == 1 ? "" : "s");
@@ -218,78 +305,16 @@ static int encode_values(const struct event_def *ev, const struct ueb_value *val
         for (size_t i = 0; i < n; i++) {
                 const struct event_field *f = &ev->fields[i];
                 const struct ueb_value *v = &values[i];
-                size_t at = f->offset - EVENT_COMMON_HEADER_SIZE, dyn_len;
-                uint32_t loc, offset;
+                size_t at = f->offset - EVENT_COMMON_HEADER_SIZE;
 
                 if (value_is_pointer(v->type) && !v->p && v->len > 0)
                         return field_fail(error, -EINVAL, ev, f, "%u bytes at NULL", v->len);
-
-                switch (f->kind) {
-                case EVENT_FIELD_SCALAR:
-                        if (!value_is_integer(v->type) || integer_size(v->type) != f->size ||
-                            integer_is_signed(v->type) != f->is_signed)
-                                return field_fail(error, -EINVAL, ev, f, "%s takes %s, not %s", f->type,
-                                                  value_type_name(integer_type(f->size, f->is_signed)),
-                                                  value_type_name(v->type));
-                        if (!integer_in_range(v))
-                                return field_fail(error, -EINVAL, ev, f, "the value is outside %s",
-                                                  value_type_name(v->type));
-                        store_integer(fixed + at, f->size, v->u);
-                        break;
-                case EVENT_FIELD_ARRAY:
-                        if (!value_is_pointer(v->type))
-                                return field_fail(error, -EINVAL, ev, f, "%s takes a string or bytes, not %s",
-                                                  f->type, value_type_name(v->type));
-                        if (v->len > f->size)
-                                return field_fail(error, -EMSGSIZE, ev, f, "%u bytes do not fit in %s", v->len,
-                                                  f->type);
-                        if (v->len > 0)
-                                memcpy(fixed + at, v->p, v->len);
-                        memset(fixed + at + v->len, 0, f->size - v->len);
-                        break;
-                case EVENT_FIELD_STRUCT:
-                        if (v->type != UEB_TYPE_BYTES)
-                                return field_fail(error, -EINVAL, ev, f, "%s takes bytes, not %s", f->type,
-                                                  value_type_name(v->type));
-                        if (v->len != f->size)
-                                return field_fail(error, -EINVAL, ev, f, "%s is %u bytes, not %u", f->type,
-                                                  f->size, v->len);
-                        memcpy(fixed + at, v->p, v->len);
-                        break;
-                case EVENT_FIELD_DATA_LOC:
-                case EVENT_FIELD_REL_LOC:
-                        if (f->is_char) {
-                                if (v->type != UEB_TYPE_STRING)
-                                        return field_fail(error, -EINVAL, ev, f, "%s takes a string, not %s",
-                                                          f->type, value_type_name(v->type));
-                                dyn_len = (size_t) v->len + 1;
-                        } else {
-                                if (v->type != UEB_TYPE_BYTES)
-                                        return field_fail(error, -EINVAL, ev, f, "%s takes bytes, not %s",
-                                                          f->type, value_type_name(v->type));
-                                if (f->element_size > 1 && v->len % f->element_size != 0)
-                                        return field_fail(error, -EINVAL, ev, f,
-                                                          "%u bytes are not a whole number of %u-byte elements",
-                                                          v->len, f->element_size);
-                                dyn_len = v->len;
-                        }
-                        if (dyn_len > DYNAMIC_MAX || len + dyn_len + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
-                                return field_fail(error, -EMSGSIZE, ev, f,
-                                                  "%zu bytes make the payload longer than %u bytes", dyn_len,
-                                                  DYNAMIC_MAX - EVENT_COMMON_HEADER_SIZE);
-                        if (n_spans == EVENT_DYNAMIC_FIELDS_MAX)
-                                return field_fail(error, -EMSGSIZE, ev, f, "more than %d dynamic fields",
-                                                  EVENT_DYNAMIC_FIELDS_MAX);
-                        /* __data_loc counts from the record start (header
-                         * included), __rel_loc from the end of the field. */
-                        offset = f->kind == EVENT_FIELD_DATA_LOC ? (uint32_t) (len + EVENT_COMMON_HEADER_SIZE) :
-                                                                   (uint32_t) (len - at - sizeof(uint32_t));
-                        loc = (uint32_t) dyn_len << 16 | offset;
-                        memcpy(fixed + at, &loc, sizeof(loc));
-                        spans[n_spans++] = (struct event_encode_span) { v->p, v->len, f->is_char };
-                        len += dyn_len;
-                        break;
-                }
+                if (f->kind == EVENT_FIELD_DATA_LOC || f->kind == EVENT_FIELD_REL_LOC)
+                        r = encode_dynamic(ev, f, v, fixed, at, &len, spans, &n_spans, error);
+                else
+                        r = encode_fixed(ev, f, v, fixed + at, error);
+                if (r < 0)
+                        return r;
         }
         if (len + EVENT_COMMON_HEADER_SIZE > DYNAMIC_MAX)
                 return encode_fail(error->error, "the payload would be longer than %u bytes", DYNAMIC_MAX);
@@ -363,20 +388,10 @@ void event_text_values_done(struct event_text_values *v) {
         *v = (struct event_text_values) {};
 }
 
-int event_values_from_text(const struct event_def *ev, char *const *assignments, size_t n,
-                           struct event_text_values *ret, struct event_error *error) {
-        _cleanup_free_ const char **texts = NULL;
-        _cleanup_free_ struct ueb_value *values = NULL;
-        _cleanup_free_ uint8_t *hex = NULL;
-        size_t hex_size = 0, hex_used = 0;
-        int r;
-
-        texts = calloc(ev->n_fields ?: 1, sizeof(*texts));
-        values = calloc(ev->n_fields ?: 1, sizeof(*values));
-        if (!texts || !values)
-                return -ENOMEM;
-
-        /* Match assignments to fields. */
+/* The text of each field (@texts, indexed like ev->fields, NULL when not
+ * assigned) from the FIELD=VALUE @assignments. */
+static int match_assignments(const struct event_def *ev, char *const *assignments, size_t n, const char **texts,
+                             struct event_error *error) {
         for (size_t i = 0; i < n; i++) {
                 const char *eq = strchr(assignments[i], '=');
                 const struct event_field *f;
@@ -397,52 +412,76 @@ int event_values_from_text(const struct event_def *ev, char *const *assignments,
                         return encode_fail(error, "%s is assigned twice", name);
                 texts[f - ev->fields] = eq + 1;
         }
+        return 0;
+}
+
+/* The typed value of field @f from @text (NULL: not assigned, zero or
+ * empty); bytes of structs and byte arrays go to @hex at *@hex_used
+ * (@hex_size in all), which grows. */
+static int value_from_text(const struct event_field *f, const char *text, uint8_t *hex, size_t hex_size,
+                           size_t *hex_used, struct ueb_value *ret, struct event_error *error) {
+        uint64_t v = 0;
+        size_t got = 0;
+        int r;
+
+        if (f->kind == EVENT_FIELD_SCALAR) {
+                if (text) {
+                        r = parse_integer(f, text, &v, error);
+                        if (r < 0)
+                                return r;
+                }
+                *ret = (struct ueb_value) { .type = integer_type(f->size, f->is_signed), .u = v };
+        } else if (f->kind == EVENT_FIELD_STRUCT) {
+                /* Zero padded to the struct's size. */
+                if (text) {
+                        r = parse_hex(f, text, hex + *hex_used, f->size, &got, error);
+                        if (r < 0)
+                                return r;
+                }
+                *ret = ueb_value_bytes(hex + *hex_used, f->size);
+                *hex_used += f->size;
+        } else if (event_field_is_dynamic(f) && !f->is_char) {
+                if (text) {
+                        r = parse_hex(f, text, hex + *hex_used, hex_size - *hex_used, &got, error);
+                        if (r < 0)
+                                return r;
+                }
+                *ret = ueb_value_bytes(hex + *hex_used, got);
+                *hex_used += got;
+        } else
+                *ret = ueb_value_string(text ?: "");
+        return 0;
+}
+
+int event_values_from_text(const struct event_def *ev, char *const *assignments, size_t n,
+                           struct event_text_values *ret, struct event_error *error) {
+        _cleanup_free_ const char **texts = NULL;
+        _cleanup_free_ struct ueb_value *values = NULL;
+        _cleanup_free_ uint8_t *hex = NULL;
+        size_t hex_size = 0, hex_used = 0;
+        int r;
+
+        texts = calloc(ev->n_fields ?: 1, sizeof(*texts));
+        values = calloc(ev->n_fields ?: 1, sizeof(*values));
+        if (!texts || !values)
+                return -ENOMEM;
+        r = match_assignments(ev, assignments, n, texts, error);
+        if (r < 0)
+                return r;
 
         for (size_t i = 0; i < ev->n_fields; i++)
                 hex_size += hex_room(&ev->fields[i], texts[i]);
         hex = calloc(hex_size ?: 1, 1);
         if (!hex)
                 return -ENOMEM;
-
-        /* Each text becomes the typed value of its field. */
         for (size_t i = 0; i < ev->n_fields; i++) {
-                const struct event_field *f = &ev->fields[i];
-                const char *text = texts[i];
-                uint64_t v = 0;
-                size_t got;
-
-                if (f->kind == EVENT_FIELD_SCALAR) {
-                        if (text) {
-                                r = parse_integer(f, text, &v, error);
-                                if (r < 0)
-                                        return r;
-                        }
-                        values[i] = (struct ueb_value) { .type = integer_type(f->size, f->is_signed), .u = v };
-                } else if (f->kind == EVENT_FIELD_STRUCT) {
-                        /* Zero padded to the struct's size. */
-                        if (text) {
-                                r = parse_hex(f, text, hex + hex_used, f->size, &got, error);
-                                if (r < 0)
-                                        return r;
-                        }
-                        values[i] = ueb_value_bytes(hex + hex_used, f->size);
-                        hex_used += f->size;
-                } else if (event_field_is_dynamic(f) && !f->is_char) {
-                        got = 0;
-                        if (text) {
-                                r = parse_hex(f, text, hex + hex_used, hex_size - hex_used, &got, error);
-                                if (r < 0)
-                                        return r;
-                        }
-                        values[i] = ueb_value_bytes(hex + hex_used, got);
-                        hex_used += got;
-                } else
-                        values[i] = ueb_value_string(text ?: "");
+                r = value_from_text(&ev->fields[i], texts[i], hex, hex_size, &hex_used, &values[i], error);
+                if (r < 0)
+                        return r;
         }
 
-        *ret = (struct event_text_values) { .values = values, .n_values = ev->n_fields, .bytes = hex };
-        values = NULL;
-        hex = NULL;
+        *ret = (struct event_text_values) { .values = TAKE_PTR(values), .n_values = ev->n_fields,
+                                            .bytes = TAKE_PTR(hex) };
         return 0;
 }
 

@@ -98,11 +98,79 @@ static int fail(const char **reason, const char *why) {
         return -EBADMSG;
 }
 
+/* One extension block of @size bytes at @block, of @kind, into @ev. */
+static int extension_block(struct eventheader_event *ev, uint16_t kind, const uint8_t *block, uint16_t size,
+                           const char **reason) {
+        const uint8_t *nul;
+
+        switch (kind & EVENTHEADER_EXT_KIND_MASK) {
+        case EVENTHEADER_EXT_METADATA:
+                if (ev->has_metadata)
+                        return fail(reason, "two metadata extension blocks");
+                nul = memchr(block, '\0', size);
+                if (!nul)
+                        return fail(reason, "the event's name in the metadata is not terminated");
+                ev->has_metadata = true;
+                ev->name = (const char *) block;
+                ev->name_len = (size_t) (nul - block);
+                ev->metadata = nul + 1;
+                ev->metadata_len = size - ev->name_len - 1;
+                return 0;
+        case EVENTHEADER_EXT_ACTIVITY_ID:
+                if (ev->has_activity_id)
+                        return fail(reason, "two activity id extension blocks");
+                if (size != 16 && size != 32)
+                        return fail(reason, "an activity id extension of neither 16 nor 32 bytes");
+                ev->has_activity_id = true;
+                memcpy(ev->activity_id, block, 16);
+                if (size == 32) {
+                        ev->has_related_id = true;
+                        memcpy(ev->related_id, block + 16, 16);
+                }
+                return 0;
+        case 0:
+                return fail(reason, "an extension block of kind 0 (invalid)");
+        default:
+                /* A kind defined after this was written: its size lets us
+                 * step over it. */
+                return 0;
+        }
+}
+
+/* The chain of extension blocks at *@at of @p (@len bytes); *@at moves
+ * past them. */
+static int extension_blocks(struct eventheader_event *ev, const uint8_t *p, size_t len, size_t *at,
+                            const char **reason) {
+        uint16_t kind;
+        int r;
+
+        /* Each block takes at least its 4 bytes: this ends. */
+        do {
+                uint16_t size;
+                const uint8_t *block;
+
+                if (len - *at < 4)
+                        return fail(reason, "an extension block's header runs past the record");
+                size = (uint16_t) eventheader_read_uint(p + *at, 2, ev->big_endian);
+                kind = (uint16_t) eventheader_read_uint(p + *at + 2, 2, ev->big_endian);
+                *at += 4;
+                if (len - *at < size)
+                        return fail(reason, "an extension block says it is longer than the record");
+                block = p + *at;
+                *at += size;
+                r = extension_block(ev, kind, block, size, reason);
+                if (r < 0)
+                        return r;
+        } while (kind & EVENTHEADER_EXT_CHAIN);
+        return 0;
+}
+
 int eventheader_decode(const char *name, size_t name_len, const void *payload, size_t len,
                        struct eventheader_event *ret, const char **reason) {
         const uint8_t *p = payload;
         struct eventheader_event ev = {};
         size_t at;
+        int r;
 
         if (eventheader_parse_tracepoint(name, name_len, &ev.tracepoint) < 0) {
                 if (reason)
@@ -122,59 +190,9 @@ int eventheader_decode(const char *name, size_t name_len, const void *payload, s
         at = EVENTHEADER_HEADER_SIZE;
 
         if (ev.flags & EVENTHEADER_FLAG_EXTENSION) {
-                uint16_t kind;
-
-                /* Each block takes at least its 4 bytes: this ends. */
-                do {
-                        uint16_t size;
-                        const uint8_t *block;
-
-                        if (len - at < 4)
-                                return fail(reason, "an extension block's header runs past the record");
-                        size = (uint16_t) eventheader_read_uint(p + at, 2, ev.big_endian);
-                        kind = (uint16_t) eventheader_read_uint(p + at + 2, 2, ev.big_endian);
-                        at += 4;
-                        if (len - at < size)
-                                return fail(reason, "an extension block says it is longer than the record");
-                        block = p + at;
-                        at += size;
-
-                        switch (kind & EVENTHEADER_EXT_KIND_MASK) {
-                        case EVENTHEADER_EXT_METADATA: {
-                                const uint8_t *nul;
-
-                                if (ev.has_metadata)
-                                        return fail(reason, "two metadata extension blocks");
-                                nul = memchr(block, '\0', size);
-                                if (!nul)
-                                        return fail(reason, "the event's name in the metadata is not terminated");
-                                ev.has_metadata = true;
-                                ev.name = (const char *) block;
-                                ev.name_len = (size_t) (nul - block);
-                                ev.metadata = nul + 1;
-                                ev.metadata_len = size - ev.name_len - 1;
-                                break;
-                        }
-                        case EVENTHEADER_EXT_ACTIVITY_ID:
-                                if (ev.has_activity_id)
-                                        return fail(reason, "two activity id extension blocks");
-                                if (size != 16 && size != 32)
-                                        return fail(reason, "an activity id extension of neither 16 nor 32 bytes");
-                                ev.has_activity_id = true;
-                                memcpy(ev.activity_id, block, 16);
-                                if (size == 32) {
-                                        ev.has_related_id = true;
-                                        memcpy(ev.related_id, block + 16, 16);
-                                }
-                                break;
-                        case 0:
-                                return fail(reason, "an extension block of kind 0 (invalid)");
-                        default:
-                                /* A kind defined after this was written:
-                                 * its size lets us step over it. */
-                                break;
-                        }
-                } while (kind & EVENTHEADER_EXT_CHAIN);
+                r = extension_blocks(&ev, p, len, &at, reason);
+                if (r < 0)
+                        return r;
         }
 
         ev.data = p + at;
@@ -330,11 +348,50 @@ static int emit(struct walk *w, const struct field_def *d, enum eventheader_item
         return w->visit(&item, w->userdata);
 }
 
+/* A zero-terminated string of 8, 16 or 32-bit units. */
+static int walk_zstring(struct walk *w, const struct field_def *d, unsigned depth, bool in_array) {
+        static const uint8_t zero[4];
+        const uint8_t *data = w->ev->data + w->at;
+        size_t left = w->ev->data_len - w->at, size;
+        unsigned unit = 1u << ((d->encoding & EVENTHEADER_ENC_MASK) - EVENTHEADER_ENC_ZSTRING_CHAR8);
+        int r;
+
+        for (size = 0; left - size >= unit; size += unit)
+                if (memcmp(data + size, zero, unit) == 0) {
+                        r = emit(w, d, EVENTHEADER_ITEM_VALUE, depth, in_array, data, size, unit, 0);
+                        if (r < 0)
+                                return r;
+                        w->at += size + unit;
+                        return 0;
+                }
+        return fail(w->reason, "a zero-terminated string runs past the record");
+}
+
+/* A string (or binary) counted by its 16-bit length in units. */
+static int walk_counted_string(struct walk *w, const struct field_def *d, unsigned depth, bool in_array) {
+        const uint8_t *data = w->ev->data + w->at;
+        size_t left = w->ev->data_len - w->at, size;
+        uint8_t enc = d->encoding & EVENTHEADER_ENC_MASK;
+        unsigned unit = enc == EVENTHEADER_ENC_BINARY_LENGTH16_CHAR8 ? 1 :
+                                                                       1u << (enc - EVENTHEADER_ENC_STRING_LENGTH16_CHAR8);
+        int r;
+
+        if (left < 2)
+                return fail(w->reason, "a counted string's length runs past the record");
+        size = (size_t) eventheader_read_uint(data, 2, w->ev->big_endian) * unit;
+        if (left - 2 < size)
+                return fail(w->reason, "a counted string runs past the record");
+        r = emit(w, d, EVENTHEADER_ITEM_VALUE, depth, in_array, data + 2, size, unit, 0);
+        if (r < 0)
+                return r;
+        w->at += 2 + size;
+        return 0;
+}
+
 static int walk_element(struct walk *w, size_t i, unsigned depth, bool in_array) {
         const struct field_def *d = &w->defs[i];
         const uint8_t *data = w->ev->data + w->at;
         size_t left = w->ev->data_len - w->at, size = 0;
-        unsigned unit = 0;
         int r;
 
         switch (d->encoding & EVENTHEADER_ENC_MASK) {
@@ -363,44 +420,13 @@ static int walk_element(struct walk *w, size_t i, unsigned depth, bool in_array)
                 break;
         case EVENTHEADER_ENC_ZSTRING_CHAR8:
         case EVENTHEADER_ENC_ZSTRING_CHAR16:
-        case EVENTHEADER_ENC_ZSTRING_CHAR32: {
-                static const uint8_t zero[4];
-                bool found = false;
-
-                unit = 1u << ((d->encoding & EVENTHEADER_ENC_MASK) - EVENTHEADER_ENC_ZSTRING_CHAR8);
-                for (size = 0; left - size >= unit; size += unit)
-                        if (memcmp(data + size, zero, unit) == 0) {
-                                found = true;
-                                break;
-                        }
-                if (!found)
-                        return fail(w->reason, "a zero-terminated string runs past the record");
-                r = emit(w, d, EVENTHEADER_ITEM_VALUE, depth, in_array, data, size, unit, 0);
-                if (r < 0)
-                        return r;
-                w->at += size + unit;
-                return 0;
-        }
+        case EVENTHEADER_ENC_ZSTRING_CHAR32:
+                return walk_zstring(w, d, depth, in_array);
         case EVENTHEADER_ENC_STRING_LENGTH16_CHAR8:
         case EVENTHEADER_ENC_STRING_LENGTH16_CHAR16:
         case EVENTHEADER_ENC_STRING_LENGTH16_CHAR32:
-        case EVENTHEADER_ENC_BINARY_LENGTH16_CHAR8: {
-                uint8_t enc = d->encoding & EVENTHEADER_ENC_MASK;
-
-                unit = enc == EVENTHEADER_ENC_BINARY_LENGTH16_CHAR8 ?
-                               1 :
-                               1u << (enc - EVENTHEADER_ENC_STRING_LENGTH16_CHAR8);
-                if (left < 2)
-                        return fail(w->reason, "a counted string's length runs past the record");
-                size = (size_t) eventheader_read_uint(data, 2, w->ev->big_endian) * unit;
-                if (left - 2 < size)
-                        return fail(w->reason, "a counted string runs past the record");
-                r = emit(w, d, EVENTHEADER_ITEM_VALUE, depth, in_array, data + 2, size, unit, 0);
-                if (r < 0)
-                        return r;
-                w->at += 2 + size;
-                return 0;
-        }
+        case EVENTHEADER_ENC_BINARY_LENGTH16_CHAR8:
+                return walk_counted_string(w, d, depth, in_array);
         default:
                 /* parse_defs() let no other encoding through. */
                 return fail(w->reason, "a field of an unknown encoding");
