@@ -861,7 +861,7 @@ static int close_session(struct broker *b, sd_bus_message *m, sd_bus_error *erro
         if (ds->id == 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "a connection's own data session ends with the connection");
-        peer_close_session(ds);
+        peer_close_session(p, ds);
         return reply_with(b, p, m, small_reply, error, NULL);
 }
 
@@ -1624,9 +1624,7 @@ static struct charge_bounds broker_charge_bounds(const struct broker *b, unsigne
         return bounds;
 }
 
-static void broker_freep(struct broker **b) {
-        *b = broker_free(*b);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct broker *, broker_free);
 
 int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, const struct broker_settings *settings,
                struct broker **ret) {

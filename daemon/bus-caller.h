@@ -12,7 +12,3 @@
  * never augmented from /proc (racy: -EPERM). *@ret_pid is 0 when the bus
  * does not know the pid. Negative errno when the uid is unknown. */
 int bus_caller_identify(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid);
-
-/* Root or the daemon's own uid: such callers skip polkit (as systemd's
- * services do) and the limits meant for other users. */
-bool bus_caller_privileged(uid_t uid);

@@ -8,7 +8,6 @@
 #include "data-session.h"
 #include "event-registry.h"
 #include "fd-util.h"
-#include "peer.h"
 #include "provider-link.h"
 #include "ring.h"
 
@@ -44,12 +43,11 @@ const char *data_session_path(const struct data_session *ds, char buf[static DAT
         return buf;
 }
 
-void data_session_init(struct data_session *ds, struct peer *peer, uint64_t id) {
-        struct user_charges *charges = peer->registry->charges;
-
-        *ds = (struct data_session) { .peer = peer, .id = id };
-        user_charge_init(&ds->client_charge, charges, peer->uid, CHARGE_CLIENTS);
-        user_charge_init(&ds->ring_charge, charges, peer->uid, CHARGE_RING_BYTES);
+void data_session_init(struct data_session *ds, const struct data_session_context *context,
+                       const struct data_session_owner *owner, uint64_t id) {
+        *ds = (struct data_session) { .context = context, .owner = *owner, .id = id };
+        user_charge_init(&ds->client_charge, context->charges, owner->uid, CHARGE_CLIENTS);
+        user_charge_init(&ds->ring_charge, context->charges, owner->uid, CHARGE_RING_BYTES);
 }
 
 /* What @ds holds of @ev goes: one binding, and one registration if active. */
@@ -57,11 +55,11 @@ static void release_event(struct data_session *ds, struct broker_event *ev, bool
         if (active)
                 ev->n_registrations--;
         ev->n_bound_sessions--;
-        event_registry_touch(ds->peer->registry->events, ev);
+        event_registry_touch(ds->context->events, ev);
 }
 
 void data_session_done(struct data_session *ds) {
-        struct provider_link *link = ds->peer->registry->link;
+        struct provider_link *link = ds->context->link;
 
         /* The provider reads what the client still had queued first, while
          * every bound event is still there. */
@@ -84,8 +82,7 @@ void data_session_done(struct data_session *ds) {
 }
 
 int data_session_open_provider(struct data_session *ds) {
-        struct peer *p = ds->peer;
-        struct provider_peer who = { .pid = p->pid, .uid = p->uid, .bus_name = p->bus_name };
+        struct provider_peer who = { .pid = ds->owner.pid, .uid = ds->owner.uid, .bus_name = ds->owner.bus_name };
         bool charged_here = false;
         int r;
 
@@ -97,15 +94,15 @@ int data_session_open_provider(struct data_session *ds) {
                         return r == -ENOSPC ? -EDQUOT : r;      /* the pool is Clients=, checked at identification */
                 charged_here = true;
         }
-        r = provider_link_session_open(p->registry->link, &who, &ds->indexes, &ds->provider_session);
+        r = provider_link_session_open(ds->context->link, &who, &ds->indexes, &ds->provider_session);
         if (r < 0 && charged_here)
                 user_charge_deinit(&ds->client_charge);
         return r;
 }
 
 int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t *ret_size) {
-        struct peer_registry *reg = ds->peer->registry;
-        uid_t uid = ds->peer->uid;
+        const struct data_session_context *reg = ds->context;
+        uid_t uid = ds->owner.uid;
         uint64_t room = user_charges_room(reg->charges, uid, CHARGE_RING_BYTES), mapped = 0;
         int fd, r;
 
@@ -136,7 +133,7 @@ int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t
 static void close_ring(struct data_session *ds) {
         if (ds->ring_charge.amount == 0)
                 return;
-        provider_link_session_ring_close(ds->peer->registry->link, ds->provider_session);
+        provider_link_session_ring_close(ds->context->link, ds->provider_session);
         user_charge_deinit(&ds->ring_charge);
 }
 
@@ -153,7 +150,7 @@ int data_session_register(struct data_session *ds, struct broker_event *ev, uint
         unsigned active_before = ds->indexes.n_active;
         int r;
 
-        r = provider_link_register(ds->peer->registry->link, ds->provider_session, &ds->indexes, ev,
+        r = provider_link_register(ds->context->link, ds->provider_session, &ds->indexes, ev,
                                    ev->provider_event, ret_write_index);
         if (r < 0)
                 return r;
@@ -161,7 +158,7 @@ int data_session_register(struct data_session *ds, struct broker_event *ev, uint
                 ev->n_bound_sessions++;
         if (ds->indexes.n_active != active_before)
                 ev->n_registrations++;
-        event_registry_touch(ds->peer->registry->events, ev);
+        event_registry_touch(ds->context->events, ev);
         return 0;
 }
 
@@ -171,12 +168,12 @@ int data_session_unregister(struct data_session *ds, uint32_t write_index) {
 
         if (!ds->provider_session)
                 return -ENOENT;
-        r = provider_link_unregister(ds->peer->registry->link, ds->provider_session, &ds->indexes, write_index);
+        r = provider_link_unregister(ds->context->link, ds->provider_session, &ds->indexes, write_index);
         if (r < 0)
                 return r;
         ev = ds->indexes.entries[write_index].event;
         ev->n_registrations--;
-        event_registry_touch(ds->peer->registry->events, ev);
+        event_registry_touch(ds->context->events, ev);
         if (ds->indexes.n_active == 0)
                 close_ring(ds);
         return 0;
@@ -197,13 +194,13 @@ int data_session_grant(struct data_session *ds, struct broker_event *ev) {
         if (!granted)
                 return -ENOMEM;
         ds->granted = granted;
-        r = provider_link_grant(ds->peer->registry->link, ds->provider_session, ev->provider_event);
+        r = provider_link_grant(ds->context->link, ds->provider_session, ev->provider_event);
         if (r < 0)
                 return r;
         ds->granted[ds->n_granted++] = ev;
         ev->n_registrations++;
         ev->n_bound_sessions++;
-        event_registry_touch(ds->peer->registry->events, ev);
+        event_registry_touch(ds->context->events, ev);
         return 0;
 }
 
@@ -213,7 +210,7 @@ int data_session_withdraw(struct data_session *ds, struct broker_event *ev) {
 
                 if (ds->granted[i] != ev)
                         continue;
-                r = provider_link_withdraw(ds->peer->registry->link, ds->provider_session, ev->provider_event);
+                r = provider_link_withdraw(ds->context->link, ds->provider_session, ev->provider_event);
                 if (r < 0)
                         return r;
                 ds->granted[i] = ds->granted[--ds->n_granted];

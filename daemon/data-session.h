@@ -3,8 +3,9 @@
 
 /*
  * A data session: one data file and status page of the provider, the write
- * indexes bound on that file, the grants made for it, its ring. A bus
- * connection (struct peer, peer.h) has its own data session, which the
+ * indexes bound on that file, the grants made for it, its ring. It knows
+ * its owner (uid, pid, bus name) and the daemon parts it uses, not the bus:
+ * a bus connection (struct peer, bus/peer.h) has its own data session, which the
  * methods of /org/uebroker1 act on, and may open more (OpenSession): each
  * at its own object path, BROKER_SESSION_PATH_PREFIX/<id>, whose
  * org.uebroker1.Session methods act on it alone. A program with many data
@@ -34,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "broker-bus.h"
 #include "list.h"
@@ -41,8 +43,24 @@
 #include "providers/write-indexes.h"
 
 struct broker_event;
-struct peer;
+struct event_registry;
+struct provider_link;
 struct provider_session;
+
+/* The daemon's parts every data session uses; borrowed, they outlive the
+ * sessions. */
+struct data_session_context {
+        struct provider_link *link;
+        struct event_registry *events;
+        struct user_charges *charges;
+};
+
+/* Whom a data session serves: an identified connection. */
+struct data_session_owner {
+        uid_t uid;
+        pid_t pid;
+        const char *bus_name;   /* borrowed: the connection outlives its sessions */
+};
 
 /* Data sessions one connection may open beside its own: a bound on what a
  * connection's list holds, far above ClientsPerUser='s default, which
@@ -50,7 +68,8 @@ struct provider_session;
 #define PEER_SESSIONS_MAX 4096u
 
 struct data_session {
-        struct peer *peer;
+        const struct data_session_context *context;
+        struct data_session_owner owner;
         uint64_t id;                    /* 0: the connection's own; else its path's last element */
         LIST_FIELDS(struct data_session, sessions);     /* the peer's opened ones */
         struct user_charge client_charge;       /* CHARGE_CLIENTS */
@@ -74,8 +93,9 @@ int data_session_path_id(const char *path, uint64_t *ret_id);
 /** data_session_path() - @ds's object path, in @buf. */
 const char *data_session_path(const struct data_session *ds, char buf[static DATA_SESSION_PATH_MAX]);
 
-/** data_session_init() - @ds, empty, for @peer (identified), as @id. */
-void data_session_init(struct data_session *ds, struct peer *peer, uint64_t id);
+/** data_session_init() - @ds, empty, for @owner, as @id; @context is borrowed. */
+void data_session_init(struct data_session *ds, const struct data_session_context *context,
+                       const struct data_session_owner *owner, uint64_t id);
 
 /**
  * data_session_done() - releases everything @ds holds: grants withdrawn in

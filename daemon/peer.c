@@ -13,6 +13,7 @@
 #include "event-registry.h"
 #include "fd-util.h"
 #include "log.h"
+#include "privileged-uid.h"
 #include "provider-link.h"
 #include "ring.h"
 #include "peer.h"
@@ -29,10 +30,8 @@ void peer_registry_init(struct peer_registry *reg, sd_bus *bus, struct provider_
                            const char *config_name, unsigned max) {
         *reg = (struct peer_registry) {
                 .bus = bus,
-                .link = link,
-                .events = events,
+                .sessions = { .link = link, .events = events, .charges = charges },
                 .delivery = delivery,
-                .charges = charges,
                 .config_name = config_name,
                 .max = max,
         };
@@ -128,16 +127,16 @@ static int peer_identified(struct peer *p, sd_bus_error *error) {
         char holders[160];
         int r;
 
-        user_charge_init(&p->connection_charge, reg->charges, p->uid, CHARGE_CONNECTIONS);
+        user_charge_init(&p->connection_charge, reg->sessions.charges, p->uid, CHARGE_CONNECTIONS);
         r = user_charge_take(&p->connection_charge, 1);
         if (r == -EUSERS || r == -EDQUOT || r == -ENOSPC) {
                 sd_bus_error_setf(error, BROKER_ERROR_QUOTA_EXCEEDED,
                                   "uid %u holds its part (%" PRIu64 ") of the %u connections the broker serves, "
                                   "which %" PRIu64 " uids share now; most are held by %s; close some of its "
                                   "connections, or try again once others have closed",
-                                  (unsigned) p->uid, user_charges_held(reg->charges, p->uid, CHARGE_CONNECTIONS),
-                                  reg->max, reg->charges->holders[CHARGE_CONNECTIONS],
-                                  user_charges_holders_text(reg->charges, CHARGE_CONNECTIONS, holders,
+                                  (unsigned) p->uid, user_charges_held(reg->sessions.charges, p->uid, CHARGE_CONNECTIONS),
+                                  reg->max, reg->sessions.charges->holders[CHARGE_CONNECTIONS],
+                                  user_charges_holders_text(reg->sessions.charges, CHARGE_CONNECTIONS, holders,
                                                             sizeof(holders)));
                 return r;
         }
@@ -145,8 +144,8 @@ static int peer_identified(struct peer *p, sd_bus_error *error) {
                 return sd_bus_error_set_errnof(error, r, "cannot count the connection: %m");
         p->identified = true;
         reg->n_unidentified--;
-        delivery_ledger_init(&p->ledger, reg->delivery, p->bus_name, p->uid, bus_caller_privileged(p->uid));
-        data_session_init(&p->own, p, 0);
+        delivery_ledger_init(&p->ledger, reg->delivery, p->bus_name, p->uid, uid_privileged(p->uid));
+        data_session_init(&p->own, &reg->sessions, &(struct data_session_owner) { p->uid, p->pid, p->bus_name }, 0);
         return 0;
 }
 
@@ -270,7 +269,7 @@ struct peer *peer_free(struct peer *p) {
         reg = p->registry;
 
         while (p->sessions)
-                peer_close_session(p->sessions);
+                peer_close_session(p, p->sessions);
         if (p->identified)
                 data_session_done(&p->own);
         for (unsigned i = 0; i < p->n_waiting; i++)
@@ -299,7 +298,8 @@ int peer_open_session(struct peer *p, struct data_session **ret) {
         ds = malloc(sizeof(*ds));
         if (!ds)
                 return -ENOMEM;
-        data_session_init(ds, p, p->registry->last_session_id + 1);
+        data_session_init(ds, &p->registry->sessions, &(struct data_session_owner) { p->uid, p->pid, p->bus_name },
+                          p->registry->last_session_id + 1);
         r = user_charge_take(&ds->client_charge, 1);
         if (r < 0)
                 return r;
@@ -319,9 +319,7 @@ struct data_session *peer_session(struct peer *p, uint64_t id) {
         return NULL;
 }
 
-void peer_close_session(struct data_session *ds) {
-        struct peer *p = ds->peer;
-
+void peer_close_session(struct peer *p, struct data_session *ds) {
         data_session_done(ds);
         LIST_REMOVE(sessions, p->sessions, ds);
         p->n_sessions--;

@@ -59,10 +59,8 @@ static inline unsigned peer_unidentified_max(unsigned max) {
  * never reaches back into the broker). */
 struct peer_registry {
         sd_bus *bus;
-        struct provider_link *link;
-        struct event_registry *events;
+        struct data_session_context sessions;   /* link, events, charges */
         struct delivery *delivery;
-        struct user_charges *charges;
         const char *config_name;        /* for messages naming Clients= */
         const struct broker_limit_origins *limit_origins;       /* the same; NULL: not known */
         void *by_bus_name;              /* tsearch() tree of struct peer */
@@ -125,4 +123,4 @@ struct data_session *peer_session(struct peer *p, uint64_t id);
 
 /** peer_close_session() - releases and frees @ds, one peer_open_session()
  * made. */
-void peer_close_session(struct data_session *ds);
+void peer_close_session(struct peer *p, struct data_session *ds);

@@ -19,6 +19,7 @@
 #include "bus-caller.h"
 #include "cleanup.h"
 #include "log.h"
+#include "privileged-uid.h"
 #include "polkit-queue.h"
 #include "polkit.h"
 #include "user-charges.h"
@@ -455,7 +456,7 @@ int polkit_check(struct polkit_registry *reg, sd_bus_message *m, const char *act
         }
 
         /* Privileged callers skip polkit, as systemd's services do. */
-        if (bus_caller_privileged(uid))
+        if (uid_privileged(uid))
                 return 1;
 
         if (reg->bus_is_system ? sender[0] == '\0' : pid <= 0)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bus-caller.h"
+#include "privileged-uid.h"
 #include "time-util.h"
 #include "user-charges.h"
 
@@ -138,7 +138,7 @@ void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds 
 /* Root and the daemon's uid are not counted among the holders: they are
  * what the shrinking parts keep room for, not competitors for it. */
 static bool counted_holder(const struct user_account *a) {
-        return !bus_caller_privileged(a->uid);
+        return !uid_privileged(a->uid);
 }
 
 static void add(struct user_charges *c, struct user_account *a, enum charge_kind kind, uint64_t amount) {
@@ -156,7 +156,7 @@ int user_charges_check(const struct user_charges *c, uid_t uid, enum charge_kind
                 .others = user_charges_other_holders(c, uid, kind),
         };
 
-        switch (charge_decide(&c->bounds.kind[kind], &usage, amount, bus_caller_privileged(uid))) {
+        switch (charge_decide(&c->bounds.kind[kind], &usage, amount, uid_privileged(uid))) {
         case CHARGE_OVER_SHARE:
                 return -EDQUOT;
         case CHARGE_POOL_FULL:
@@ -248,7 +248,7 @@ int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kin
         const struct rate_bound *bound = &c->bounds.rate[kind];
         struct user_account *a;
 
-        if (bound->privileged_exempt && bus_caller_privileged(uid))
+        if (bound->privileged_exempt && uid_privileged(uid))
                 return 0;
         a = account_get(c, uid);
         if (!a)
@@ -274,7 +274,7 @@ int user_charges_rate_allowed(struct user_charges *c, uid_t uid, enum rate_kind 
         uint64_t now = c->now_usec(), wait;
         struct user_account *a;
 
-        if (bound->privileged_exempt && bus_caller_privileged(uid))
+        if (bound->privileged_exempt && uid_privileged(uid))
                 return 0;
         a = account_get(c, uid);
         if (!a)
@@ -304,7 +304,7 @@ void user_charges_rate_charge(struct user_charges *c, uid_t uid, enum rate_kind 
         const struct rate_bound *bound = &c->bounds.rate[kind];
         struct user_account *a;
 
-        if (bound->privileged_exempt && bus_caller_privileged(uid))
+        if (bound->privileged_exempt && uid_privileged(uid))
                 return;
         a = account_find(c, uid);       /* user_charges_rate_allowed() made it */
         if (!a)
@@ -315,11 +315,11 @@ void user_charges_rate_charge(struct user_charges *c, uid_t uid, enum rate_kind 
 }
 
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
-        return c->bounds.kind[kind].privileged_exempt && bus_caller_privileged(uid);
+        return c->bounds.kind[kind].privileged_exempt && uid_privileged(uid);
 }
 
 uint64_t user_charges_other_holders(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
-        bool counted = !bus_caller_privileged(uid) && user_charges_held(c, uid, kind) > 0;
+        bool counted = !uid_privileged(uid) && user_charges_held(c, uid, kind) > 0;
 
         return c->holders[kind] - counted;
 }
@@ -337,7 +337,7 @@ uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_
         uint64_t share_room = bound->share > held ? bound->share - held : 0;
         uint64_t room = user_charges_exempt(c, uid, kind) || share_room > pool_room ? pool_room : share_room;
 
-        if (!bus_caller_privileged(uid)) {
+        if (!uid_privileged(uid)) {
                 /* The part among the holders: (held + room) * (n + 1) <=
                  * pool_room + held, n counting this uid. */
                 uint64_t others = user_charges_other_holders(c, uid, kind);

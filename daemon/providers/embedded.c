@@ -68,9 +68,7 @@ static struct provider *embedded_free(struct provider *p) {
         return NULL;
 }
 
-static void embedded_freep(struct provider **p) {
-        *p = embedded_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct provider *, embedded_free);
 
 static int embedded_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
         _cleanup_(embedded_freep) struct provider *p = NULL;

@@ -38,9 +38,7 @@ struct record_sink *record_sink_free(struct record_sink *s) {
         return NULL;
 }
 
-static void record_sink_freep(struct record_sink **s) {
-        *s = record_sink_free(*s);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct record_sink *, record_sink_free);
 
 void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *userdata)) {
         s->on_drained = on_drained;

@@ -126,9 +126,7 @@ static struct tracefs_recorder *tracefs_recorder_free(struct tracefs_recorder *r
         return NULL;
 }
 
-static void tracefs_recorder_freep(struct tracefs_recorder **r) {
-        *r = tracefs_recorder_free(*r);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracefs_recorder *, tracefs_recorder_free);
 
 static const struct recorded_event *find_event(const struct tracefs_recorder *r, int id) {
         struct recorded_event key = { .id = id };

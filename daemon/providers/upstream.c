@@ -192,9 +192,7 @@ static struct provider *upstream_free(struct provider *p) {
         return NULL;
 }
 
-static void upstream_freep(struct provider **p) {
-        *p = upstream_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct provider *, upstream_free);
 
 static int upstream_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
         _cleanup_(upstream_freep) struct provider *p = NULL;

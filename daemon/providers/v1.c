@@ -132,9 +132,7 @@ static struct provider *v1_free(struct provider *p) {
         return NULL;
 }
 
-static void v1_freep(struct provider **p) {
-        *p = v1_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct provider *, v1_free);
 
 static int v1_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
         _cleanup_(v1_freep) struct provider *p = NULL;

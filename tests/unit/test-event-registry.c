@@ -245,9 +245,14 @@ static struct data_session *session_of_uid(uid_t uid, int *ret_opened) {
         /* As peer_identified() sets them up; the connection is not
          * charged (no bus). */
         user_charge_init(&p->connection_charge, &charges, uid, CHARGE_CONNECTIONS);
-        data_session_init(&p->own, p, 0);
+        data_session_init(&p->own, &peers.sessions, &(struct data_session_owner) { p->uid, p->pid, p->bus_name }, 0);
         *ret_opened = data_session_open_provider(&p->own);
         return &p->own;
+}
+
+/* The peer whose own data session @s is. */
+static struct peer *peer_of(struct data_session *s) {
+        return (struct peer *) ((char *) s - offsetof(struct peer, own));
 }
 
 static struct data_session *session_without_bus(void) {
@@ -256,7 +261,7 @@ static struct data_session *session_without_bus(void) {
         struct data_session *s = session_of_uid(getuid(), &opened);
 
         ck_assert_int_eq(opened, 0);
-        ck_assert_uint_eq(user_charges_held(&charges, s->peer->uid, CHARGE_CLIENTS), before + 1);
+        ck_assert_uint_eq(user_charges_held(&charges, s->owner.uid, CHARGE_CLIENTS), before + 1);
         return s;
 }
 
@@ -302,7 +307,7 @@ START_TEST(test_write_indexes) {
         ck_assert_uint_eq(s->indexes.n, 4);
 
         /* Ending the session releases every registration. */
-        peer_free(s->peer);
+        peer_free(peer_of(s));
         ck_assert_uint_eq(a->n_registrations, 0);
         ck_assert_uint_eq(b->n_registrations, 0);
         ck_assert_uint_eq(c->n_registrations, 0);
@@ -349,7 +354,7 @@ START_TEST(test_bound_index_keeps_event_in_use) {
         ck_assert_uint_eq(count_in_use(1000), 1);
 
         /* The session ends: nothing holds it any more. */
-        peer_free(s->peer);
+        peer_free(peer_of(s));
         ck_assert_uint_eq(ev->n_bound_sessions, 0);
         ck_assert(!broker_event_in_use(reg, ev));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), ev);
@@ -384,7 +389,7 @@ START_TEST(test_evictable_is_least_recently_used_unused) {
         /* Released, they count as used when released: b, c, then a (the
          * order the session bound them). */
         stop_recording(fd, b);
-        peer_free(s->peer);
+        peer_free(peer_of(s));
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), b);
         event_registry_remove(reg, b);
         ck_assert_ptr_eq(event_registry_find_unused(reg, UID_ANY, UINT64_MAX), c);
@@ -410,7 +415,7 @@ START_TEST(test_count_in_use_by_owner) {
         ck_assert_uint_eq(count_in_use(1000), 1);
         stop_recording(fd, b);
         ck_assert_uint_eq(count_in_use(1000), 1);
-        peer_free(s->peer);
+        peer_free(peer_of(s));
         ck_assert_uint_eq(count_in_use(1000), 0);
         ck_assert_uint_eq(count_in_use(2000), 0);
 }

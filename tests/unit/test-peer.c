@@ -803,7 +803,7 @@ START_TEST(test_opened_sessions_charged_and_separate) {
         ck_assert_uint_eq(ev->n_bound_sessions, 2);
 
         /* Closing one releases what it held, and its charge. */
-        peer_close_session(one);
+        peer_close_session(p, one);
         ck_assert_ptr_null(peer_session(p, 1));
         ck_assert_uint_eq(p->n_sessions, 1);
         ck_assert_uint_eq(ev->n_registrations, 1);
@@ -828,7 +828,7 @@ START_TEST(test_opened_session_ids_never_reused) {
 
         ck_assert_int_eq(peer_open_session(p, &ds), 0);
         first = ds->id;
-        peer_close_session(ds);
+        peer_close_session(p, ds);
         ck_assert_int_eq(peer_open_session(p, &ds), 0);
         ck_assert_uint_gt(ds->id, first);
         ck_assert_ptr_null(peer_session(p, first));
@@ -925,7 +925,7 @@ START_TEST(test_grants_withdrawn_when_session_ends) {
 
         /* A data session closed (CloseSession) withdraws its grant, before
          * its provider session goes; the connection's own keep theirs. */
-        peer_close_session(opened);
+        peer_close_session(p, opened);
         ck_assert_uint_eq(grants.n_freed_holding, 0);
         ck_assert_uint_eq(grants.n, 2);
         ck_assert(double_granted(p->own.provider_session, ev->provider_event));
