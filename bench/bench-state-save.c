@@ -2,7 +2,7 @@
 /*
  * What saving the event table costs the Register that creates an event
  * (and the Delete that removes one): the broker rewrites STATE_DIR/events
- * whole, fsync()s and renames it before such a reply goes (daemon/broker.c),
+ * whole, fsync()s and renames it before such a reply goes (daemon/bus/broker.c),
  * so that a crash right after cannot take back what the caller was told.
  *
  * For 100, 1000 and 4095 events (the table's bound), with short commands

@@ -151,7 +151,7 @@ struct ueb_client {
         struct ueb_stats retired;
 };
 
-/* Time */
+/* client-common.c: below every other file of the library. */
 uint64_t ueb_now_usec(void);
 
 /* Statistics counters: bumped by any thread, without a lock. */
@@ -167,6 +167,13 @@ static inline bool ueb_client_forked(const struct ueb_client *c) {
 
 /* Errors: formats into c->last_error, returns @error (negative errno). */
 int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) __attribute__((format(printf, 3, 4)));
+/* Waits on c->changed until @deadline_usec (CLOCK_MONOTONIC). false when the
+ * deadline passed. */
+bool ueb_client_wait(struct ueb_client *c, uint64_t deadline_usec);
+/* Wakes the background thread (client-monitor.c) to look at the client. */
+void ueb_monitor_wake(struct ueb_client *c);
+/* What a status pointer points at while an event is not registered. */
+extern const uint8_t ueb_zero_status;
 
 /* client-session.c; all called with c->lock held, none waits for the bus. */
 /* Starts a connection; it becomes usable (bus_ready) in ueb_session_process(). */
@@ -185,9 +192,6 @@ bool ueb_session_has_pending(const struct ueb_client *c);
 /* Unregisters @e; waits for the answer at most until @deadline_usec with
  * the lock released (other threads run meanwhile). */
 int ueb_session_unregister_event(struct ueb_client *c, struct ueb_event *e, uint64_t deadline_usec);
-/* Waits on c->changed until @deadline_usec (CLOCK_MONOTONIC). false when the
- * deadline passed. */
-bool ueb_client_wait(struct ueb_client *c, uint64_t deadline_usec);
 /* The broker or its data file is gone: every event back to pending, status
  * pointers to zero, data file closed. */
 void ueb_session_lose(struct ueb_client *c);
@@ -202,7 +206,6 @@ void ueb_session_check_data_file(struct ueb_client *c);
 /* client-monitor.c */
 int ueb_monitor_start(struct ueb_client *c);
 void ueb_monitor_stop(struct ueb_client *c);
-void ueb_monitor_wake(struct ueb_client *c);
 
 /* client-ring.c */
 /* Once per process: thread ids stay right across fork(). */
@@ -216,5 +219,3 @@ void ueb_ring_drop(struct ueb_client *c);
 /* Wakes the broker (swap_lock held for reading). */
 void ueb_ring_doorbell(struct ueb_client *c);
 
-/* libuebroker.c */
-extern const uint8_t ueb_zero_status;

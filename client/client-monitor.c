@@ -19,14 +19,6 @@
 #include "client-internal.h"
 #include "fd-util.h"
 
-void ueb_monitor_wake(struct ueb_client *c) {
-        uint64_t one = 1;
-
-        /* EAGAIN (counter full) still leaves it readable: fine. */
-        if (c->wake_fd >= 0)
-                (void) !write(c->wake_fd, &one, sizeof(one));
-}
-
 static int timeout_ms(uint64_t deadline, uint64_t now) {
         uint64_t ms;
 

@@ -23,33 +23,8 @@
 
 #define UEB_EXPORT __attribute__((visibility("default")))
 
-/* What a status pointer points at while an event is not registered. */
-const uint8_t ueb_zero_status = 0;
-
-uint64_t ueb_now_usec(void) {
-        return monotonic_usec();
-}
-
-bool ueb_client_wait(struct ueb_client *c, uint64_t deadline_usec) {
-        struct timespec ts = {
-                .tv_sec = (time_t) (deadline_usec / 1000000ull),
-                .tv_nsec = (long) (deadline_usec % 1000000ull) * 1000L,
-        };
-
-        return pthread_cond_timedwait(&c->changed, &c->lock, &ts) != ETIMEDOUT;
-}
-
 static uint64_t deadline_after_msec(unsigned msec) {
         return ueb_now_usec() + msec * 1000ull;
-}
-
-int ueb_set_error(struct ueb_client *c, int error, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(c->last_error, sizeof(c->last_error), format, ap);
-        va_end(ap);
-        return error;
 }
 
 static uint64_t counter_get(const uint64_t *counter) {
@@ -110,9 +85,7 @@ static struct ueb_client *client_free(struct ueb_client *c) {
         return NULL;
 }
 
-static void client_freep(struct ueb_client **c) {
-        client_free(*c);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ueb_client *, client_free);
 
 /* A client whose locks are initialized, and nothing else yet. */
 static struct ueb_client *client_new(void) {

@@ -711,8 +711,9 @@ int preload_open(int flags) {
         if (!f)
                 return -ENFILE;
         /* Until the first registration: writes go nowhere, as they would
-         * with no write index of the kernel's file to name. */
-        fd = open("/dev/null", O_WRONLY | (flags & O_CLOEXEC));
+         * with no write index of the kernel's file to name. The system call
+         * itself: open() is preload.c's, above this file. */
+        fd = (int) syscall(SYS_openat, AT_FDCWD, "/dev/null", O_WRONLY | (flags & O_CLOEXEC));
         if (fd < 0 || fstat(fd, &st) < 0) {
                 r = -errno;
                 if (fd >= 0)
@@ -917,7 +918,7 @@ int preload_open_status(int flags) {
         }
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return -errno;
-        if (!(flags & O_CLOEXEC) && fcntl(fd, F_SETFD, 0) < 0)
+        if (!(flags & O_CLOEXEC) && syscall(SYS_fcntl, fd, F_SETFD, 0) < 0)
                 return -errno;
         debug("user_events_status opened as fd %d: the broker's status text", fd);
         return TAKE_FD(fd);

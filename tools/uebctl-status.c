@@ -59,7 +59,7 @@ static int print_record_counters(sd_bus *bus) {
         return 0;
 }
 
-/* The Delivery property (daemon/delivery.h): replies the bus has not
+/* The Delivery property (daemon/bus/delivery.h): replies the bus has not
  * delivered yet, and whether the bus takes what the broker sends. A broker
  * without it (an older version) prints nothing. */
 static int print_delivery(sd_bus *bus) {
@@ -99,7 +99,7 @@ static int print_delivery(sd_bus *bus) {
         return 0;
 }
 
-/* The Pools property (daemon/user-charges.h): what all users hold of each
+/* The Pools property (daemon/core/user-charges.h): what all users hold of each
  * pool, of its bound, and one uid's share. Nothing from an older broker. */
 static int print_pools(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;

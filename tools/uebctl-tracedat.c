@@ -130,9 +130,9 @@ static int64_t realtime_minus_monotonic_us(void) {
         return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * 1000000 + (rt.tv_nsec - mono.tv_nsec) / 1000;
 }
 
-static void tracedat_writer_free(struct tracedat_writer *w) {
+static struct tracedat_writer *tracedat_writer_free(struct tracedat_writer *w) {
         if (!w)
-                return;
+                return NULL;
         if (w->out)
                 fclose(w->out);
         if (w->spool)
@@ -158,11 +158,10 @@ static void tracedat_writer_free(struct tracedat_writer *w) {
         free(w->comms);
         free(w->path);
         free(w);
+        return NULL;
 }
 
-static void tracedat_writer_freep(struct tracedat_writer **w) {
-        tracedat_writer_free(*w);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracedat_writer *, tracedat_writer_free);
 
 /* An unlinked file in the directory of @path (O_TMPFILE, or a named one
  * removed at once where the file system lacks it). */

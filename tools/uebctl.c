@@ -13,12 +13,6 @@
 
 #include "config.h"
 
-struct uebctl_options uebctl_opts = {
-        .legend = true,
-        .pager = true,
-        .ask_password = true,
-};
-
 static const struct uebctl_command commands[] = {
         { "list", "", "list the broker's events with owner, registrations, state",
           "Prints one line per event: NAME, UID, OWNER (the uid's user name, or - when\n"

@@ -5,11 +5,14 @@
  * The embedded provider's pieces (see embedded.c for the whole):
  *   embedded.c           the provider, its events and status page, sessions
  *                        and their data sockets (the data path)
- *   embedded-recorder.c  record streams: packing records into messages; a
- *                        full stream loses its own records, never holds the
- *                        data path up
  *   embedded-ring.c      the shared-memory rings (OpenRing): reading them,
  *                        when to wake and when to poll
+ *   embedded-route.c     a record read by either: counted, checked, handed
+ *                        to the recorders that want it
+ *   embedded-recorder.c  record streams and the status bytes they set:
+ *                        packing records into messages; a full stream loses
+ *                        its own records, never holds the data path up
+ * Each calls only the files below it in this list.
  */
 
 #include <stdbool.h>
@@ -119,6 +122,10 @@ struct provider {
         LIST_HEAD(struct provider_session, rings);      /* sessions with a ring */
         LIST_HEAD(struct ring_share, ring_shares);      /* one per uid with a ring */
         bool rings_polled;              /* something records and a ring exists */
+        /* Called by the recorders when one came or went (embedded-ring.c's
+         * embedded_rings_update() once the rings are set up): a hook, so
+         * the recorders call nothing above them. */
+        void (*recorders_changed)(struct provider *p);
         unsigned n_rings_awake;         /* while rings_polled: rings the ticks read */
         uint64_t ring_poll_usec;        /* the timer's next interval */
         uint64_t received;
@@ -132,7 +139,9 @@ struct provider {
         struct log_ratelimit ring_ratelimit;
 };
 
-/* embedded.c */
+/* embedded-route.c: below both readers, above the recorders. */
+/* Counts a record of @s that is dropped, and why (logged when debugging). */
+void session_drop(struct provider_session *s, const char *why, uint32_t write_index);
 /* A record of @s for @write_index, of @payload_len bytes, before its
  * payload is looked at: counts it, and returns its event, or NULL when it
  * is dropped (counted; no such event, or too long). */
@@ -146,8 +155,6 @@ void session_record_deliver(struct provider_session *s, const struct provider_ev
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns);
 uint64_t now_realtime_ns(void);
-/* The status byte of @ev from its recorders. */
-void embedded_status_update(struct provider *p, struct provider_event *ev);
 
 /* embedded-ring.c */
 int embedded_ring_init(struct provider *p);
@@ -166,7 +173,9 @@ void session_ring_close(struct provider_session *s);
  * records and a ring exists, and every ring's fill mark follows. */
 void embedded_rings_update(struct provider *p);
 
-/* embedded-recorder.c */
+/* embedded-recorder.c: the bottom; calls nothing of the files above it. */
+/* The status byte of @ev from its recorders. */
+void embedded_status_update(struct provider *p, struct provider_event *ev);
 int embedded_recording_init(struct provider *p);
 /* Frees every recorder; their events are gone already. */
 void embedded_recording_done(struct provider *p);

@@ -22,6 +22,18 @@
 #include "fd-util.h"
 #include "record-sink.h"
 
+void embedded_status_update(struct provider *p, struct provider_event *ev) {
+        /* Bit 7: "any other consumer" -- our recorders. */
+        p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
+}
+
+/* Recorders came or went: the provider's hook (embedded-ring.c sets it,
+ * the rings' polling follows what is recorded). */
+static void recorders_changed(struct provider *p) {
+        if (p->recorders_changed)
+                p->recorders_changed(p);
+}
+
 /* Closes the stream and frees @r; its events and the list are the
  * caller's business. */
 static void recorder_release(struct recorder *r) {
@@ -62,7 +74,7 @@ static void recorder_free(struct recorder *r) {
         p->n_recorders--;
         recorder_retire_counts(r);
         recorder_release(r);
-        embedded_rings_update(p);
+        recorders_changed(p);
 }
 
 /* Sends what @r packed; a consumer without room keeps its message until
@@ -200,7 +212,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
         }
         LIST_PREPEND(recorders, p->recorders, r);
         p->n_recorders++;
-        embedded_rings_update(p);
+        recorders_changed(p);
         if (owner)
                 r->owner = *owner;
         r = NULL;

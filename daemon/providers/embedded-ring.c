@@ -373,6 +373,7 @@ int embedded_ring_init(struct provider *p) {
         (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
         (void) sd_event_source_set_priority(p->ring_timer, EMBEDDED_DATA_PRIORITY);
         (void) sd_event_source_set_description(p->ring_timer, "embedded-ring-poll");
+        p->recorders_changed = embedded_rings_update;
         return 0;
 }
 

@@ -130,11 +130,6 @@ static int embedded_new(sd_event *event, const struct provider_settings *setting
         return 0;
 }
 
-void embedded_status_update(struct provider *p, struct provider_event *ev) {
-        /* Bit 7: "any other consumer" -- our recorders. */
-        p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
-}
-
 static int embedded_event_add(struct provider *p, const struct event_def *def, uint32_t *io_status_index,
                               struct provider_event **ret) {
         struct provider_event *ev;
@@ -170,18 +165,6 @@ static uint8_t embedded_event_status(struct provider *p, struct provider_event *
 
 /* Data path */
 
-static void session_drop(struct provider_session *s, const char *why, uint32_t write_index) {
-        struct provider *p = s->provider;
-        unsigned suppressed = 0;
-
-        s->dropped++;
-        p->dropped++;
-        if (log_get_max_level() >= LOG_DEBUG && log_ratelimit_ok(&p->drop_ratelimit, &suppressed))
-                log_debug("Dropped a record from %s (pid %d), write index %u: %s (%llu dropped by this client; %u messages suppressed).",
-                          s->bus_name, (int) s->pid, write_index, why,
-                          (unsigned long long) s->dropped, suppressed);
-}
-
 /* What the client could not hand over (data-message.h): not a record. A
  * client can only make its own numbers lie; the sums do not wrap. */
 static void session_drop_report(struct provider *p, const uint8_t *msg) {
@@ -189,57 +172,6 @@ static void session_drop_report(struct provider *p, const uint8_t *msg) {
 
         memcpy(&count, msg + sizeof(uint32_t), sizeof(count));
         p->writer_dropped = count > UINT64_MAX - p->writer_dropped ? UINT64_MAX : p->writer_dropped + count;
-}
-
-const struct provider_event *session_record_accept(struct provider_session *s, uint32_t write_index,
-                                                   size_t payload_len) {
-        const struct provider_event *ev;
-
-        s->received++;
-        s->provider->received++;
-        /* The socket cannot carry more (MSG_TRUNC), nor a ring (ring.h). */
-        if (payload_len > EMBEDDED_PAYLOAD_MAX) {
-                session_drop(s, "payload longer than the record limit", write_index);
-                return NULL;
-        }
-        ev = write_indexes_active_event(s->indexes, write_index);
-        if (!ev)
-                session_drop(s, "write index not registered", write_index);
-        return ev;
-}
-
-void session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
-                            const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
-                            uint64_t write_monotonic_ns) {
-        struct provider *p = s->provider;
-        struct ueb_record_header h;
-        int r;
-
-        r = event_def_validate_payload(ev->def, payload, payload_len);
-        if (r < 0) {
-                session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
-                                               "dynamic field out of bounds or not NUL-terminated", write_index);
-                return;
-        }
-
-        /* Disabled events cost a lookup and a validation, nothing more. */
-        if (ev->n_recorders == 0)
-                return;
-
-        h = (struct ueb_record_header) {
-                /* A ring's tid and write time are the writer's say-so. */
-                .flags = tid != 0 || write_monotonic_ns != 0 ? UEB_RECORD_FLAG_WRITER_CLAIMED : 0,
-                .pid = (uint32_t) s->pid,
-                .uid = (uint32_t) s->uid,
-                .timestamp_ns = timestamp_ns,
-                .tid = tid,
-                .write_monotonic_ns = write_monotonic_ns,
-        };
-        /* Packing never frees a recorder (a gone consumer is freed on
-         * EPOLLHUP), so the list stays intact while we walk it. */
-        LIST_FOREACH(recorders, rec, p->recorders)
-                if (recorder_wants(rec, ev->status_index))
-                        recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
 }
 
 /* One message from the data socket (data-message.h), read at
@@ -267,13 +199,6 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
         if (ev)
                 session_record_deliver(s, ev, write_index, msg + sizeof(write_index), len - sizeof(write_index),
                                        timestamp_ns, 0, 0);
-}
-
-uint64_t now_realtime_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
 /* Receives up to @max (at most EMBEDDED_READ_BATCH) messages with one

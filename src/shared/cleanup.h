@@ -13,6 +13,15 @@ static inline void freep(void *p) {
 }
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
+
+/* NAMEp() for _cleanup_(NAMEp): calls NAME(), a *_free() that takes NULL
+ * and returns NULL, on the variable and stores what it returns:
+ *     DEFINE_TRIVIAL_CLEANUP_FUNC(struct broker *, broker_free);  */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
+        static inline void func##p(type *p) {                   \
+                if (*p)                                         \
+                        *p = func(*p);                          \
+        }
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 
 /* Moves ownership out of a variable whose cleanup would release it:

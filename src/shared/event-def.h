@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
+
 /* MAX_EVENT_DESC is 512 bytes including the terminating NUL. */
 #define EVENT_COMMAND_MAX 511
 #define EVENT_NAME_MAX 255
@@ -94,10 +96,7 @@ int event_def_parse(const char *command, unsigned parse_flags,
 bool event_name_is_valid(const char *name, size_t n);
 
 struct event_def *event_def_free(struct event_def *ev);
-static inline void event_def_freep(struct event_def **ev) {
-        if (*ev)
-                *ev = event_def_free(*ev);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct event_def *, event_def_free);
 
 /* Same name and the same fields (types, names, sizes) in the same order.
  * Flags do not count: this is the rule for re-registration. */

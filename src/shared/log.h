@@ -33,7 +33,7 @@ bool log_to_journal(void);
 
 /* What a record is about: all optional (NULL, LOG_UID_NONE, 0). */
 struct log_about {
-        const char *message_id;         /* 32 lowercase hex digits, see daemon/message-ids.h */
+        const char *message_id;         /* 32 lowercase hex digits, see daemon/bus/message-ids.h */
         const char *event;              /* an event name */
         uid_t uid;
         pid_t pid;

@@ -22,7 +22,7 @@
 # needs python3-dbusmock in /usr/bin/python3 (exit 77 without).
 # --no-bus-stats denies everyone org.freedesktop.DBus.Debug.Stats on the
 # bus (as a bus without statistics, or dbus-broker, does): the broker then
-# holds no reply back (daemon/delivery.h).
+# holds no reply back (daemon/bus/delivery.h).
 # --state-dir runs the broker with a state directory in the scratch
 # directory, exported as UEBROKER_STATE_DIR, for tests that restart the
 # broker and expect it to remember its events (as the system broker does).

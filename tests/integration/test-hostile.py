@@ -421,7 +421,7 @@ class HostileTest(unittest.TestCase):
             self.assertTrue(json.loads(client.stdout.readline())['ok'])
             # That first Register created the event: its EventAdded and
             # ActiveEvents change go out in the next batch of signals, at
-            # most one interval (200 ms, daemon/event-signals.h) later; let
+            # most one interval (200 ms, daemon/bus/event-signals.h) later; let
             # it pass before counting.
             time.sleep(0.6)
             monitor = subprocess.Popen(['dbus-monitor', '--address', ARGS.address, '--profile'],

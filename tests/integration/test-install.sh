@@ -175,9 +175,9 @@ fi
 # The journal catalog explains every MESSAGE_ID the daemon uses: journalctl
 # builds its database from the staged tree (which adds that database file,
 # so after the tree check) and lists them.
-ids="$(sed -n 's/^#define UEB_MESSAGE_[A-Z_]* "\([0-9a-f]*\)"$/\1/p' "$src/daemon/message-ids.h")"
+ids="$(sed -n 's/^#define UEB_MESSAGE_[A-Z_]* "\([0-9a-f]*\)"$/\1/p' "$src/daemon/bus/message-ids.h")"
 if [ "$(echo "$ids" | wc -w)" -lt 4 ]; then
-        fail "no message ids found in daemon/message-ids.h"
+        fail "no message ids found in daemon/bus/message-ids.h"
 elif ! journalctl --root="$dest" --update-catalog 2>&1; then
         fail "journalctl --update-catalog rejects the installed catalog"
 else

@@ -21,7 +21,7 @@ from uebtest import exit_status, wait_for
 NAME = 'org.uebroker1'
 PATH = '/org/uebroker1'
 IFACE = 'org.uebroker1.Broker'
-# daemon/message-ids.h, documented in uebrokerd(8).
+# daemon/bus/message-ids.h, documented in uebrokerd(8).
 CREATED = 'b7a0d51fd0b64accaeacf4326e0823ac'
 DELETED = 'c836e09e63754f3d95c28e6903626559'
 REFUSED = '2570cd7e85584e59999940128f203305'

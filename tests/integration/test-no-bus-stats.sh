@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # On a bus that gives the broker no connection statistics
 # (broker-harness.sh --no-bus-stats, as dbus-broker), the broker says so
-# once and holds nothing back (daemon/delivery.h): busctl and libuebroker
+# once and holds nothing back (daemon/bus/delivery.h): busctl and libuebroker
 # work, and nothing is pinned.
 #
 #     test-no-bus-stats.sh TEST_LIBUEBROKER

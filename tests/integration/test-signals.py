@@ -3,7 +3,7 @@
 """EventAdded / EventRemoved on a private bus (run through broker-harness.sh):
 what they carry (exactly what ListEvents shows), that a Register of a known
 event sends nothing, and that churn is coalesced to a bounded rate (signals
-counted against the interval in daemon/event-signals.h)."""
+counted against the interval in daemon/bus/event-signals.h)."""
 
 import os
 import sys

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/admission.c: which new event may be created and which unused event
+/* daemon/core/admission.c: which new event may be created and which unused event
  * makes room, on a real registry (embedded provider) with a fake clock. */
 #include "charges-unbounded.h"
 #include "check-tap.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/broker-config.c: the configuration file, read as hostile input. */
+/* daemon/config/broker-config.c: the configuration file, read as hostile input. */
 #include "check-tap.h"
 #include "cleanup.h"
-#include "daemon/broker-config.h"
+#include "daemon/config/broker-config.h"
 
 #include <errno.h>
 #include <ftw.h>

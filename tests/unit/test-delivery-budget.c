@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/delivery-budget.c: which reply goes now, which waits in the
+/* daemon/bus/delivery-budget.c: which reply goes now, which waits in the
  * broker and which is refused, from what is pinned (sent, not yet
  * delivered by the bus) and held, for all clients and for one uid. */
 #include "check-tap.h"

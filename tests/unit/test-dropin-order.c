@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/dropin-order.c: which drop-ins are read, in which order. */
+/* daemon/config/dropin-order.c: which drop-ins are read, in which order. */
 #include "check-tap.h"
 #include "cleanup.h"
 #include "dropin-order.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/event-change.c: the signals that bring a listener up to date. */
+/* daemon/core/event-change.c: the signals that bring a listener up to date. */
 #include "check-tap.h"
 
 #include "event-change.h"

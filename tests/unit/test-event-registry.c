@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/event-registry.c (status indexes, names, owners, removal) and the
- * write indexes of daemon/data-session.c, on the real embedded provider. No bus:
+/* daemon/core/event-registry.c (status indexes, names, owners, removal) and the
+ * write indexes of daemon/core/data-session.c, on the real embedded provider. No bus:
  * sessions are built by hand around a provider session, since
  * session_identify() needs a bus. */
 #include "check-tap.h"

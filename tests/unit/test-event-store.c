@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/event-store.c: the events-and-owners file, written and read back,
+/* daemon/core/event-store.c: the events-and-owners file, written and read back,
  * and what it does with lines it did not write. */
 #include "charges-unbounded.h"
 #include "check-tap.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/name-reservation.c: which reservation covers a name, and who it allows. */
+/* daemon/config/name-reservation.c: which reservation covers a name, and who it allows. */
 #include "check-tap.h"
 #include "cleanup.h"
-#include "daemon/name-reservation.h"
+#include "daemon/config/name-reservation.h"
 
 #include <errno.h>
 #include <pwd.h>

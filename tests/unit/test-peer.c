@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/peer.c and daemon/data-session.c: identification, what a peer
+/* daemon/bus/peer.c and daemon/core/data-session.c: identification, what a peer
  * and its data sessions may hold.
  *
  * No bus daemon: the broker's connection is one end of a socket pair, an

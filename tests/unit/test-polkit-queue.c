@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/polkit-queue.c: the polkit checks waiting for an answer. Which
+/* daemon/bus/polkit-queue.c: the polkit checks waiting for an answer. Which
  * call a stored check is found by, what a re-run gets, oldest first within
  * the in-flight bound, each uid's share of waiting checks and the pool,
  * and every charge given back. No bus: requests are plain addresses. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* daemon/user-charges.c: every pool's bound for all users and each uid's
+/* daemon/core/user-charges.c: every pool's bound for all users and each uid's
  * share, root exempt from the share only, what is released given back
  * exactly, accounts gone once they hold nothing. */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A tiny service exporting methods guarded by daemon/polkit.c, so the
+ * A tiny service exporting methods guarded by daemon/bus/polkit.c, so the
  * polkit path can be tested on a private bus without the broker:
  *
  *     polkit-test-service --system | --bus-address=ADDR

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""daemon/polkit.c against a fake polkit, for real over D-Bus.
+"""daemon/bus/polkit.c against a fake polkit, for real over D-Bus.
 
 A private "system" bus runs python3-dbusmock's polkitd template; the
-polkit-test-service (daemon/polkit.c behind one guarded method) runs on it
+polkit-test-service (daemon/bus/polkit.c behind one guarded method) runs on it
 with --system semantics, and on a second private bus with --bus-address
 semantics. Callers are an unprivileged user (setpriv nobody) and root.
 

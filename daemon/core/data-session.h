@@ -40,7 +40,7 @@
 #include "broker-bus.h"
 #include "list.h"
 #include "user-charges.h"
-#include "providers/write-indexes.h"
+#include "write-indexes.h"
 
 struct broker_event;
 struct event_registry;

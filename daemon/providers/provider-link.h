@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "providers/provider.h"
-#include "providers/write-indexes.h"
+#include "provider.h"
+#include "write-indexes.h"
 
 struct provider_link {
         const struct provider_ops *ops;
