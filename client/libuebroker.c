@@ -351,7 +351,6 @@ static void drops_report(struct ueb_client *c) {
  * swap_lock held for reading. 0, -EAGAIN (full: counted in the ring for
  * the broker), or -EMSGSIZE (too large for it). */
 static int ring_write_event(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt) {
-        struct timespec ts;
         size_t len = 0;
         bool wake;
         int r;
@@ -361,9 +360,7 @@ static int ring_write_event(struct ueb_client *c, uint32_t write_index, const st
                         return -EMSGSIZE;
                 len += iov[i].iov_len;
         }
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        r = ring_write(&c->ring, write_index, ueb_thread_id(),
-                       (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec, iov, iovcnt, len, &wake);
+        r = ring_write(&c->ring, write_index, ueb_thread_id(), clock_ns(CLOCK_MONOTONIC), iov, iovcnt, len, &wake);
         if (r == 0 && wake)
                 ueb_ring_doorbell(c);
         return r;

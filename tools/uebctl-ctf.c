@@ -7,6 +7,7 @@
  * it (bt_graph_run_once() until our iterator has nothing), so nothing piles
  * up here. */
 #include "uebctl-ctf.h"
+#include "time-util.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <errno.h>
@@ -534,7 +535,6 @@ int ctf_writer_add_lost(struct ctf_writer *w, const struct ueb_record_header *no
         struct ueb_record_header h = *notice;
         uint8_t payload[sizeof(uint64_t)];
         uint64_t count = notice->lost_count;
-        struct timespec now;
         int r;
 
         if (w->failed)
@@ -549,8 +549,7 @@ int ctf_writer_add_lost(struct ctf_writer *w, const struct ueb_record_header *no
         memcpy(payload, &count, sizeof(count));        /* as writers lay out a u64: host order */
         /* A notice carries no time of its own: when it arrived, and never
          * before a record already written (the trace's clock is monotonic). */
-        clock_gettime(CLOCK_REALTIME, &now);
-        h.timestamp_ns = (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+        h.timestamp_ns = clock_ns(CLOCK_REALTIME);
         if (h.timestamp_ns < w->last_ns)
                 h.timestamp_ns = w->last_ns;
         w->last_ns = h.timestamp_ns;

@@ -26,6 +26,7 @@
 #include "cleanup.h"
 #include "fd-util.h"
 #include "tracedat-page.h"
+#include "time-util.h"
 
 /* What trace-cmd's TRACECMD_OPTION_* numbers mean (trace-cmd-private.h). */
 #define TRACEDAT_OPTION_DONE 0
@@ -122,14 +123,6 @@ struct tracedat_writer {
         size_t allocated_comms;
 };
 
-static int64_t realtime_minus_monotonic_us(void) {
-        struct timespec rt, mono;
-
-        clock_gettime(CLOCK_REALTIME, &rt);
-        clock_gettime(CLOCK_MONOTONIC, &mono);
-        return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * 1000000 + (rt.tv_nsec - mono.tv_nsec) / 1000;
-}
-
 static struct tracedat_writer *tracedat_writer_free(struct tracedat_writer *w) {
         if (!w)
                 return NULL;
@@ -223,7 +216,7 @@ int tracedat_writer_new(const char *path, struct tracedat_writer **ret) {
                 return -ENOMEM;
         }
         w->page_size = (size_t) getpagesize();
-        w->realtime_offset_ns = (uint64_t) realtime_minus_monotonic_us() * 1000u;
+        w->realtime_offset_ns = (uint64_t) (realtime_minus_monotonic_ns() / 1000) * 1000u;
         *ret = TAKE_PTR(w);
         return 0;
 }

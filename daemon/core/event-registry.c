@@ -7,12 +7,10 @@
 #include <time.h>
 
 #include "event-registry.h"
+#include "time-util.h"
 
 static uint64_t boottime_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_BOOTTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+        return clock_ns(CLOCK_BOOTTIME) / 1000u;
 }
 
 static int compare_by_name(const void *a, const void *b) {

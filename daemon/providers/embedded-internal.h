@@ -141,20 +141,19 @@ struct provider {
 
 /* embedded-route.c: below both readers, above the recorders. */
 /* Counts a record of @s that is dropped, and why (logged when debugging). */
-void session_drop(struct provider_session *s, const char *why, uint32_t write_index);
+void embedded_session_drop(struct provider_session *s, const char *why, uint32_t write_index);
 /* A record of @s for @write_index, of @payload_len bytes, before its
  * payload is looked at: counts it, and returns its event, or NULL when it
  * is dropped (counted; no such event, or too long). */
-const struct provider_event *session_record_accept(struct provider_session *s, uint32_t write_index,
+const struct provider_event *embedded_session_record_accept(struct provider_session *s, uint32_t write_index,
                                                    size_t payload_len);
-/* Validates what session_record_accept() took (@payload: what follows the
+/* Validates what embedded_session_record_accept() took (@payload: what follows the
  * write index, a copy of our own), read at @timestamp_ns (CLOCK_REALTIME),
  * and hands it to @ev's recorders; @tid and @write_monotonic_ns are the
  * ring's, 0 from the socket. */
-void session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
+void embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns);
-uint64_t now_realtime_ns(void);
 
 /* embedded-ring.c */
 int embedded_ring_init(struct provider *p);
@@ -166,9 +165,11 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
 /* provider_ops.session_ring_close: reads what is committed, then unmaps. */
 void embedded_session_ring_close(struct provider *p, struct provider_session *s);
 /* Reads the session's ring: a budget's worth, or with @all everything
- * committed now (bounded by the ring). Decides how it wakes us next. */
-void session_ring_read(struct provider_session *s, bool all);
-void session_ring_close(struct provider_session *s);
+ * committed now (bounded by the ring). Decides how it wakes us next. The
+ * caller flushes the recorders once it has read everything of this
+ * wake-up (the data socket too). */
+void embedded_session_ring_read(struct provider_session *s, bool all);
+void embedded_ring_unmap(struct provider_session *s);
 /* Recorders or rings came or went: the ring timer runs while anything
  * records and a ring exists, and every ring's fill mark follows. */
 void embedded_rings_update(struct provider *p);
@@ -186,8 +187,8 @@ int embedded_record_matching(struct provider *p, struct provider_event *const *e
                              const struct provider_stream_owner *owner);
 /* A new event joins the recordings whose patterns match its name; an
  * event going away leaves every recording. */
-void recorders_follow(struct provider *p, struct provider_event *ev);
-void recorders_forget(struct provider *p, struct provider_event *ev);
+void embedded_recorders_follow(struct provider *p, struct provider_event *ev);
+void embedded_recorders_forget(struct provider *p, struct provider_event *ev);
 /* Records recorded and lost over the provider's life. */
 void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost);
 
@@ -196,7 +197,7 @@ static inline bool recorder_wants(const struct recorder *r, uint32_t status_inde
 }
 
 /* Packs one record for @r; what cannot be sent or kept is counted lost. */
-void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
+void embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len);
 /* Sends what the recorders packed. */
-void recorders_flush(struct provider *p);
+void embedded_recorders_flush(struct provider *p);

@@ -83,7 +83,7 @@ static int recorder_flush(struct recorder *r) {
         return record_sink_flush(r->sink);
 }
 
-void recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
+void embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len) {
         struct ueb_record_header copy = *h;
 
@@ -92,7 +92,7 @@ void recorder_add(struct recorder *r, const struct ueb_record_header *h, const c
 
 /* Sends what the recorders packed: after each batch read from a session,
  * so records wait for no timer. */
-void recorders_flush(struct provider *p) {
+void embedded_recorders_flush(struct provider *p) {
         LIST_FOREACH(recorders, r, p->recorders)
                 (void) recorder_flush(r);
 }
@@ -131,7 +131,7 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
 
 /* A new event joins the recordings whose patterns match its name, and
  * those that named it (names have no wildcards: each matches itself). */
-void recorders_follow(struct provider *p, struct provider_event *ev) {
+void embedded_recorders_follow(struct provider *p, struct provider_event *ev) {
         LIST_FOREACH(recorders, r, p->recorders) {
                 if (!event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name) &&
                     !event_patterns_match((const char *const *) r->names, r->n_names, ev->def->name))
@@ -143,7 +143,7 @@ void recorders_follow(struct provider *p, struct provider_event *ev) {
 }
 
 /* Takes @ev out of every recording that holds it. */
-void recorders_forget(struct provider *p, struct provider_event *ev) {
+void embedded_recorders_forget(struct provider *p, struct provider_event *ev) {
         uint32_t idx = ev->status_index;
 
         LIST_FOREACH(recorders, r, p->recorders) {

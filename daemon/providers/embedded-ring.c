@@ -169,14 +169,14 @@ static bool on_ring_want(const struct ring_record *rec, void *userdata) {
         struct ring_batch *b = userdata;
 
         /* No copy for what no one records: a lookup is all it costs. */
-        b->event = session_record_accept(b->session, rec->write_index, rec->payload_len);
+        b->event = embedded_session_record_accept(b->session, rec->write_index, rec->payload_len);
         return b->event && b->event->n_recorders > 0;
 }
 
 static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct ring_batch *b = userdata;
 
-        session_record_deliver(b->session, b->event, rec->write_index, payload, rec->payload_len, b->timestamp_ns,
+        embedded_session_record_deliver(b->session, b->event, rec->write_index, payload, rec->payload_len, b->timestamp_ns,
                                rec->tid, rec->timestamp_ns);
 }
 
@@ -188,7 +188,7 @@ static const struct ring_read_ops ring_ops = { .want = on_ring_want, .record = o
 static int ring_read_some(struct provider_session *s, unsigned turns, bool uncharged) {
         struct provider *p = s->provider;
         struct ring_share *share = s->ring_share;
-        struct ring_batch b = { .session = s, .timestamp_ns = now_realtime_ns() };
+        struct ring_batch b = { .session = s, .timestamp_ns = clock_ns(CLOCK_REALTIME) };
         uint64_t allowed = ring_share_refill(share);
         struct ring_budget budget = { .turns = turns, .bytes = uncharged ? UINT64_MAX : allowed };
         uint64_t read;
@@ -209,7 +209,7 @@ static int ring_read_some(struct provider_session *s, unsigned turns, bool uncha
         return n;
 }
 
-void session_ring_read(struct provider_session *s, bool all) {
+void embedded_session_ring_read(struct provider_session *s, bool all) {
         struct provider *p = s->provider;
         unsigned total = 0;
         int n;
@@ -220,7 +220,6 @@ void session_ring_read(struct provider_session *s, bool all) {
         if (all) {
                 /* Everything committed now: at most a ring's worth. */
                 (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1, true);
-                recorders_flush(p);
                 return;
         }
         for (unsigned round = 0; round < 4; round++) {
@@ -234,7 +233,6 @@ void session_ring_read(struct provider_session *s, bool all) {
         /* The ring crossed its mark: records are coming, poll at once. */
         if (total > 0 && p->rings_polled)
                 p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
-        recorders_flush(p);
 }
 
 static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
@@ -274,7 +272,7 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                 if (n > 0 || !__atomic_load_n(&s->ring.header->waiting, __ATOMIC_RELAXED))
                         (void) ring_reader_wait(&s->ring, ring_wake_bytes(s));
         }
-        recorders_flush(p);
+        embedded_recorders_flush(p);
         if (p->n_rings_awake == 0) {
                 /* Every ring sleeps: so do we, until a doorbell. */
                 (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
@@ -340,11 +338,12 @@ void embedded_session_ring_close(struct provider *p, struct provider_session *s)
         assert(s->provider == p);
         if (!s->ring.header)
                 return;
-        session_ring_read(s, true);
-        session_ring_close(s);
+        embedded_session_ring_read(s, true);
+        embedded_recorders_flush(p);
+        embedded_ring_unmap(s);
 }
 
-void session_ring_close(struct provider_session *s) {
+void embedded_ring_unmap(struct provider_session *s) {
         if (!s->ring.header)
                 return;
         LIST_REMOVE(rings, s->provider->rings, s);

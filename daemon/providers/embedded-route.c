@@ -10,8 +10,9 @@
 #include <time.h>
 
 #include "embedded-internal.h"
+#include "time-util.h"
 
-void session_drop(struct provider_session *s, const char *why, uint32_t write_index) {
+void embedded_session_drop(struct provider_session *s, const char *why, uint32_t write_index) {
         struct provider *p = s->provider;
         unsigned suppressed = 0;
 
@@ -23,7 +24,7 @@ void session_drop(struct provider_session *s, const char *why, uint32_t write_in
                           (unsigned long long) s->dropped, suppressed);
 }
 
-const struct provider_event *session_record_accept(struct provider_session *s, uint32_t write_index,
+const struct provider_event *embedded_session_record_accept(struct provider_session *s, uint32_t write_index,
                                                    size_t payload_len) {
         const struct provider_event *ev;
 
@@ -31,16 +32,16 @@ const struct provider_event *session_record_accept(struct provider_session *s, u
         s->provider->received++;
         /* The socket cannot carry more (MSG_TRUNC), nor a ring (ring.h). */
         if (payload_len > EMBEDDED_PAYLOAD_MAX) {
-                session_drop(s, "payload longer than the record limit", write_index);
+                embedded_session_drop(s, "payload longer than the record limit", write_index);
                 return NULL;
         }
         ev = write_indexes_active_event(s->indexes, write_index);
         if (!ev)
-                session_drop(s, "write index not registered", write_index);
+                embedded_session_drop(s, "write index not registered", write_index);
         return ev;
 }
 
-void session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
+void embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns) {
         struct provider *p = s->provider;
@@ -49,7 +50,7 @@ void session_record_deliver(struct provider_session *s, const struct provider_ev
 
         r = event_def_validate_payload(ev->def, payload, payload_len);
         if (r < 0) {
-                session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
+                embedded_session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
                                                "dynamic field out of bounds or not NUL-terminated", write_index);
                 return;
         }
@@ -71,13 +72,7 @@ void session_record_deliver(struct provider_session *s, const struct provider_ev
          * EPOLLHUP), so the list stays intact while we walk it. */
         LIST_FOREACH(recorders, rec, p->recorders)
                 if (recorder_wants(rec, ev->status_index))
-                        recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
+                        embedded_recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
 }
 
-uint64_t now_realtime_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
 

@@ -17,7 +17,7 @@
  * also takes each event added later whose name matches.
  * Rings: a client may also write into a shared-memory ring (OpenRing,
  * embedded-ring.c); its records take the same route from
- * session_record_accept() on.
+ * embedded_session_record_accept() on.
  * When a session ends, what its client wrote last and is still queued is
  * read before the socket is closed.
  */
@@ -38,6 +38,7 @@
 #include "data-message.h"
 #include "embedded-internal.h"
 #include "fd-util.h"
+#include "time-util.h"
 
 static int embedded_probe(const struct provider_settings *settings, char **ret_reason) {
         /* memfd_create and AF_UNIX sockets are all it needs. */
@@ -143,7 +144,7 @@ static int embedded_event_add(struct provider *p, const struct event_def *def, u
         ev->def = def;
         ev->name_len = (uint16_t) strlen(def->name);    /* at most EVENT_NAME_MAX */
         ev->status_index = *io_status_index;
-        recorders_follow(p, ev);
+        embedded_recorders_follow(p, ev);
         embedded_status_update(p, ev);
         *ret = ev;
         return 0;
@@ -154,7 +155,7 @@ static void embedded_event_remove(struct provider *p, struct provider_event *ev)
                 return;
         /* The broker removes only events nobody records (status byte 0),
          * except when undoing an event_add that a pattern matched. */
-        recorders_forget(p, ev);
+        embedded_recorders_forget(p, ev);
         p->page[ev->status_index] = 0;
         free(ev);
 }
@@ -191,13 +192,13 @@ static void session_handle_message(struct provider_session *s, const uint8_t *ms
         if (len < sizeof(write_index)) {
                 s->received++;
                 s->provider->received++;
-                session_drop(s, "shorter than a write index", 0);
+                embedded_session_drop(s, "shorter than a write index", 0);
                 return;
         }
         memcpy(&write_index, msg, sizeof(write_index));
-        ev = session_record_accept(s, write_index, len - sizeof(write_index));
+        ev = embedded_session_record_accept(s, write_index, len - sizeof(write_index));
         if (ev)
-                session_record_deliver(s, ev, write_index, msg + sizeof(write_index), len - sizeof(write_index),
+                embedded_session_record_deliver(s, ev, write_index, msg + sizeof(write_index), len - sizeof(write_index),
                                        timestamp_ns, 0, 0);
 }
 
@@ -230,7 +231,7 @@ static int session_receive_batch(struct provider_session *s, unsigned max, bool 
                         last--;
                 *ret_eof = last < n;
         }
-        timestamp_ns = now_realtime_ns();
+        timestamp_ns = clock_ns(CLOCK_REALTIME);
         for (int i = 0; i < last; i++) {
                 const struct mmsghdr *m = p->messages + i;
 
@@ -238,7 +239,7 @@ static int session_receive_batch(struct provider_session *s, unsigned max, bool 
                 if (m->msg_hdr.msg_flags & MSG_TRUNC) {
                         s->received++;
                         p->received++;
-                        session_drop(s, "longer than the record limit", 0);
+                        embedded_session_drop(s, "longer than the record limit", 0);
                 } else
                         session_handle_message(s, m->msg_hdr.msg_iov->iov_base, m->msg_len, timestamp_ns);
         }
@@ -264,7 +265,7 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
                         break;
                 }
         }
-        session_ring_read(s, false);
+        embedded_session_ring_read(s, false);
         if (eof) {
                 /* The client shut its end down for writing (we hold a copy
                  * of that end, so it was deliberate): nothing more can
@@ -272,7 +273,7 @@ static int session_io(sd_event_source *source, int fd, uint32_t revents, void *u
                 log_debug("Data socket of %s was shut down, no longer reading it.", s->bus_name);
                 (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
         }
-        recorders_flush(p);
+        embedded_recorders_flush(p);
         return 0;
 }
 
@@ -299,8 +300,8 @@ static uint64_t session_read_queued(struct provider_session *s, bool shut_down) 
                         break;
                 left = bytes >= left ? 0 : left - bytes;
         }
-        session_ring_read(s, true);
-        recorders_flush(s->provider);
+        embedded_session_ring_read(s, true);
+        embedded_recorders_flush(s->provider);
         return s->received - before;
 }
 
@@ -332,7 +333,7 @@ static void embedded_session_free(struct provider *p, struct provider_session *s
                 return;
         s->io = sd_event_source_disable_unref(s->io);
         session_drain(s);
-        session_ring_close(s);
+        embedded_ring_unmap(s);
         safe_close(s->daemon_fd);
         safe_close(s->client_fd);
         free(s->bus_name);

@@ -22,6 +22,7 @@
 #include "tracedat-page.h"
 #include "tracefs-record.h"
 #include "upstream-util.h"
+#include "time-util.h"
 
 /* Sub-buffers read from one CPU per wakeup: a busy CPU cannot keep the
  * loop (and the bus) waiting. */
@@ -132,16 +133,6 @@ static const struct recorded_event *find_event(const struct tracefs_recorder *r,
         struct recorded_event key = { .id = id };
 
         return bsearch(&key, r->events, r->n_events, sizeof(*r->events), compare_by_id);
-}
-
-/* The instance's clock is "mono": records carry the time of the write;
- * the stream's timestamps are CLOCK_REALTIME (uebroker-record.h). */
-static int64_t realtime_minus_monotonic(void) {
-        struct timespec rt, mono;
-
-        clock_gettime(CLOCK_REALTIME, &rt);
-        clock_gettime(CLOCK_MONOTONIC, &mono);
-        return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
 }
 
 static void send_subbuffer(struct tracefs_recorder *r, int cpu, int64_t offset) {
@@ -260,7 +251,10 @@ static void send_page(struct tracefs_recorder *r, int cpu, int size) {
 static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         struct recorder_cpu *c = userdata;
         struct tracefs_recorder *r = c->recorder;
-        int64_t offset = realtime_minus_monotonic();
+        /* The instance's clock is "mono": records carry the time of the
+         * write; the stream's timestamps are CLOCK_REALTIME
+         * (uebroker-record.h). */
+        int64_t offset = realtime_minus_monotonic_ns();
 
         send_descriptions(r);
         for (int i = 0; i < RECORDER_READS_PER_WAKEUP; i++) {
