@@ -8,7 +8,7 @@
  * lines of user_events_status. No state, no sd-bus: unit-tested on fake
  * directory trees (tests/unit/test-upstream.c).
  *
- * The ioctl structures are in src/shared/user-events-abi.h.
+ * The ioctl structures are in src/shared/wire/user-events-abi.h.
  */
 
 #include <stddef.h>

@@ -38,7 +38,7 @@ ADDRESS = os.environ['UEBROKER_BUS_ADDRESS']
 RECORD_HEADER = struct.Struct('=IHHIIQQIIQ')
 RECORD_FLAG_LOST = 1
 RECORD_STREAM_MESSAGE_MAX = 128 * 1024
-# The ring (src/shared/ring.h).
+# The ring (src/shared/wire/ring.h).
 RING_HEADER_SIZE = 4096
 RING_TAIL, RING_DROPPED, RING_HEAD, RING_WAITING = 64, 72, 128, 192   # struct ring_header (ring.h)
 RING_RECORD = struct.Struct('=IIIIQ')

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* src/shared/broker-errors.c: the one map of error names and errnos. */
+/* src/shared/wire/broker-errors.c: the one map of error names and errnos. */
 #include "check-tap.h"
 
 #include <errno.h>

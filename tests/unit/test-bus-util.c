@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* src/shared/bus-util.c: bus_message_read_strv_bounded(). */
+/* src/shared/basic/bus-util.c: bus_message_read_strv_bounded(). */
 #include "check-tap.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The payload decoder: ftrace-like text and JSON (src/shared/event-decode.h).
+/* The payload decoder: ftrace-like text and JSON (src/shared/events/event-decode.h).
  * Payloads are what follows the u32 write index; __data_loc offsets count
  * from the record start, i.e. payload offset + 8. */
 #include "check-tap.h"

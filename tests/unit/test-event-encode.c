@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Payloads from typed values and from "field=value" text
- * (src/shared/event-encode.h), checked by their exact bytes, by the
+ * (src/shared/events/event-encode.h), checked by their exact bytes, by the
  * validator and by decoding them back; refusals by code and message. */
 #include "check-tap.h"
 #include "event-def-assert.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* src/shared/event-pattern.c: which patterns are accepted, what they match. */
+/* src/shared/events/event-pattern.c: which patterns are accepted, what they match. */
 #include <errno.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* EventHeader decoding (src/shared/eventheader-decode.h) and rendering
+/* EventHeader decoding (src/shared/events/eventheader-decode.h) and rendering
  * (eventheader-format.h). Every event is built here byte by byte as
  * LinuxTracepoints' eventheader.h defines the format: the 8-byte header,
  * extension blocks (u16 size, u16 kind), the metadata (event name, then

@@ -18,6 +18,8 @@ import subprocess
 import sys
 
 LAYERS = ["providers", "config", "core", "bus"]         # lowest first
+# src/shared's rooms: basic/ below both others, which ignore each other.
+SHARED_BELOW = {"basic": set(), "events": {"basic"}, "wire": {"basic"}}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^">]+)[">]', re.M)
 SD_BUS = ("systemd/sd-bus.h", "bus-util.h", "bus-caller.h")
 TREES = ["daemon", "client", "tools", "src/shared"]
@@ -53,11 +55,17 @@ def resolve(files, includer, name):
     candidates = [os.path.normpath(os.path.join(here, name))]
     if includer.startswith("daemon/"):
         candidates += ["daemon/%s/%s" % (layer, name) for layer in LAYERS]
+    candidates += ["src/shared/%s/%s" % (room, name) for room in SHARED_BELOW]
     candidates += [os.path.join(tree, name) for tree in TREES]
     for c in candidates:
         if c in files:
             return c
     return None
+
+
+def shared_room(path):
+    parts = path.split("/")
+    return parts[2] if parts[:2] == ["src", "shared"] and len(parts) == 4 else None
 
 
 def unit(path):
@@ -128,6 +136,9 @@ def check(files):
             if mine is not None and theirs is not None and theirs > mine:
                 problems.append("%s (%s) includes %s, a layer above it" %
                                 (path, LAYERS[mine] if mine < len(LAYERS) else "main", target))
+            mine_room, theirs_room = shared_room(path), shared_room(target)
+            if mine_room and theirs_room and theirs_room != mine_room and theirs_room not in SHARED_BELOW[mine_room]:
+                problems.append("%s (src/shared/%s/) includes %s" % (path, mine_room, target))
             if unit(target) != unit(path):
                 edges.setdefault(unit(path), set()).add(unit(target))
     problems += ["a circle of files: " + " -> ".join(c) for c in circles(edges)]
@@ -142,7 +153,9 @@ def self_test(files):
     cases = [
         ("daemon/providers/provider-link.c", '#include "broker.h"\n', "a layer above"),
         ("daemon/core/admission.c", "#include <systemd/sd-bus.h>\n", "core/ knows no bus"),
-        ("src/shared/strbuf.h", '#include "log.h"\n', None),
+        ("src/shared/basic/strbuf.c", '#include "event-def.h"\n', "(src/shared/basic/) includes"),
+        ("src/shared/events/event-pattern.c", '#include "ring.h"\n', "(src/shared/events/) includes"),
+        ("src/shared/basic/strbuf.h", '#include "log.h"\n', None),
     ]
     failed = 0
     for path, line, want in cases:
@@ -151,7 +164,7 @@ def self_test(files):
         found = check(planted)
         if want is None:
             # log.c includes strbuf.h? Only a circle if it does; plant both.
-            planted["src/shared/log.h"] = '#include "strbuf.h"\n' + planted["src/shared/log.h"]
+            planted["src/shared/basic/log.h"] = '#include "strbuf.h"\n' + planted["src/shared/basic/log.h"]
             found = check(planted)
             want = "a circle of files"
         if not any(want in p for p in found):

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* src/shared/log.c: the journal fields of a record, and when stderr is the
+/* src/shared/basic/log.c: the journal fields of a record, and when stderr is the
  * journal. */
 #include "check-tap.h"
 #include "log.h"

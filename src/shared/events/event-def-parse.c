@@ -10,6 +10,9 @@
  * separate words), so "u32  a" and "u32 a " are refused here as there.
  */
 #include "event-def.h"
+#include "log.h"
+
+_Static_assert(LOG_EVENT_NAME_MAX == EVENT_NAME_MAX, "the journal's UEB_EVENT= field holds any event name");
 
 #include <errno.h>
 #include <stdarg.h>

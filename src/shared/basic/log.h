@@ -32,6 +32,10 @@ int log_get_max_level(void);
 bool log_to_journal(void);
 
 /* What a record is about: all optional (NULL, LOG_UID_NONE, 0). */
+/* The longest event name a UEB_EVENT= field carries: EVENT_NAME_MAX
+ * (event-def-parse.c checks that they agree). */
+#define LOG_EVENT_NAME_MAX 255
+
 struct log_about {
         const char *message_id;         /* 32 lowercase hex digits, see daemon/bus/message-ids.h */
         const char *event;              /* an event name */

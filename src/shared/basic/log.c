@@ -13,7 +13,6 @@
 #include <systemd/sd-journal.h>
 #endif
 
-#include "event-def.h"
 #include "log.h"
 #include "time-util.h"
 
@@ -73,6 +72,22 @@ static bool is_message_id(const char *id) {
         return n == 32;
 }
 
+/* An event's name as event names are (event-def.h, which this bottom file
+ * does not include): 1..LOG_EVENT_NAME_MAX bytes of [A-Za-z0-9_-], starting
+ * with a letter or '_'. Anything else is left out of the fields. */
+static bool is_event_name(const char *name) {
+        size_t n = 0;
+
+        if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_'))
+                return false;
+        for (; name[n]; n++)
+                if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'z') ||
+                      (name[n] >= 'A' && name[n] <= 'Z') || name[n] == '_' || name[n] == '-') ||
+                    n >= LOG_EVENT_NAME_MAX)
+                        return false;
+        return n > 0;
+}
+
 /* Appends "NAME=value" (value cut to @max bytes) to @f as one iovec. */
 static void add_field(struct log_fields *f, size_t *used, const char *name, const char *value, size_t max) {
         size_t room = sizeof(f->text) - *used, len = strlen(value);
@@ -104,8 +119,8 @@ void log_fields_build(struct log_fields *f, int level, const char *identifier, c
                 return;
         if (about->message_id && is_message_id(about->message_id))
                 add_field(f, &used, "MESSAGE_ID", about->message_id, 32);
-        if (about->event && event_name_is_valid(about->event, strlen(about->event)))
-                add_field(f, &used, "UEB_EVENT", about->event, EVENT_NAME_MAX);
+        if (about->event && is_event_name(about->event))
+                add_field(f, &used, "UEB_EVENT", about->event, LOG_EVENT_NAME_MAX);
         if (about->uid != LOG_UID_NONE) {
                 snprintf(number, sizeof(number), "%" PRIu32, (uint32_t) about->uid);
                 add_field(f, &used, "UEB_UID", number, sizeof(number));
