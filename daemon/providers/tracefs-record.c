@@ -21,7 +21,7 @@
 #include "status-text.h"
 #include "tracedat-page.h"
 #include "tracefs-record.h"
-#include "upstream-util.h"
+#include "tracefs-util.h"
 #include "time-util.h"
 
 /* Sub-buffers read from one CPU per wakeup: a busy CPU cannot keep the
@@ -583,10 +583,10 @@ static void recording_gone(void *userdata) {
 }
 
 int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, const char *tracefs,
-                            const char *data_path) {
+                            const char *data_path, tracefs_record_describe_fn describe) {
         int r;
 
-        *set = (struct tracefs_recordings) { .event = event };
+        *set = (struct tracefs_recordings) { .event = event, .describe = describe };
         if (data_path) {
                 set->data_path = strdup(data_path);
                 if (!set->data_path)
@@ -664,10 +664,9 @@ static int recordings_open(struct tracefs_recordings *set, const struct tracefs_
         return fd;
 }
 
-static int recordings_open_described(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                                     struct provider_event *const *events, size_t n_events,
-                                     const char *const *patterns, size_t n_patterns, bool kernel_pages,
-                                     const struct provider_stream_owner *owner) {
+static int recordings_open_described(struct tracefs_recordings *set, struct provider_event *const *events,
+                                     size_t n_events, const char *const *patterns, size_t n_patterns,
+                                     bool kernel_pages, const struct provider_stream_owner *owner) {
         _cleanup_free_ struct tracefs_record_event *wanted = NULL;
 
         if (n_events > STATUS_INDEX_MAX)
@@ -676,34 +675,36 @@ static int recordings_open_described(struct tracefs_recordings *set, tracefs_rec
         if (!wanted)
                 return -ENOMEM;
         for (size_t i = 0; i < n_events; i++)
-                wanted[i] = describe(events[i]);
+                wanted[i] = set->describe(events[i]);
         return recordings_open(set, wanted, n_events, patterns, n_patterns, kernel_pages, owner);
 }
 
-int tracefs_recordings_record(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                              struct provider_event *const *events, size_t n_events,
-                              const struct provider_stream_owner *owner) {
+/* The recordings a kernel provider's struct begins with. */
+static struct tracefs_recordings *recordings_of(struct provider *p) {
+        return (struct tracefs_recordings *) p;
+}
+
+int tracefs_provider_record(struct provider *p, struct provider_event *const *events, size_t n_events,
+                            const struct provider_stream_owner *owner) {
         if (n_events == 0)
                 return -EINVAL;
-        return recordings_open_described(set, describe, events, n_events, NULL, 0, false, owner);
+        return recordings_open_described(recordings_of(p), events, n_events, NULL, 0, false, owner);
 }
 
-int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                                       struct provider_event *const *events, size_t n_events,
-                                       const char *const *patterns, size_t n_patterns,
-                                       const struct provider_stream_owner *owner) {
+int tracefs_provider_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                     const char *const *patterns, size_t n_patterns,
+                                     const struct provider_stream_owner *owner) {
         if (n_patterns == 0)
                 return -EINVAL;
-        return recordings_open_described(set, describe, events, n_events, patterns, n_patterns, false, owner);
+        return recordings_open_described(recordings_of(p), events, n_events, patterns, n_patterns, false, owner);
 }
 
-int tracefs_recordings_record_kernel_pages(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                                           struct provider_event *const *events, size_t n_events,
-                                           const char *const *patterns, size_t n_patterns,
-                                           const struct provider_stream_owner *owner) {
+int tracefs_provider_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                         const char *const *patterns, size_t n_patterns,
+                                         const struct provider_stream_owner *owner) {
         if (n_patterns == 0)
                 return -EINVAL;
-        return recordings_open_described(set, describe, events, n_events, patterns, n_patterns, true, owner);
+        return recordings_open_described(recordings_of(p), events, n_events, patterns, n_patterns, true, owner);
 }
 
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event) {

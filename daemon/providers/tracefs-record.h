@@ -46,27 +46,32 @@ struct tracefs_record_event {
 
 struct tracefs_recording;
 
-/* A provider's recordings. */
+/* What a recording needs of a provider's event (struct provider_event is
+ * each provider's own): its name, and for upstream its reg_string. */
+typedef struct tracefs_record_event (*tracefs_record_describe_fn)(const struct provider_event *ev);
+
+/* A kernel provider's recordings: the base both kernel providers share.
+ * Their struct provider begins with it (a static assertion in each says
+ * so), so that tracefs_provider_record() and its two siblings are their
+ * provider_ops.record, .record_matching and .record_kernel_pages. */
 struct tracefs_recordings {
         sd_event *event;
         char *data_path;        /* upstream: where recordings register; NULL for v1 */
+        tracefs_record_describe_fn describe;
         LIST_HEAD(struct tracefs_recording, list);
         unsigned n;
 };
 
 /* Points libtracefs at @tracefs and removes instances a dead broker left.
- * @data_path is user_events_data for upstream, NULL for v1. */
+ * @data_path is user_events_data for upstream, NULL for v1; @describe is
+ * the provider's, called during the record calls. */
 int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, const char *tracefs,
-                            const char *data_path);
+                            const char *data_path, tracefs_record_describe_fn describe);
 void tracefs_recordings_done(struct tracefs_recordings *set);
 
-/* What a recording needs of a provider's event (struct provider_event is
- * each provider's own): its name, and for upstream its reg_string. */
-typedef struct tracefs_record_event (*tracefs_record_describe_fn)(const struct provider_event *ev);
-
 /**
- * tracefs_recordings_record() - provider_ops.record of a kernel provider
- * @describe: the provider's, called for each of @events during the call
+ * tracefs_provider_record() - provider_ops.record of a kernel provider
+ * @p: a provider whose struct begins with its struct tracefs_recordings
  *
  * A new recording of @events (at least one). Returns the consumer's
  * descriptor, -EINVAL for no events or too many, -EUSERS beyond
@@ -74,35 +79,32 @@ typedef struct tracefs_record_event (*tracefs_record_describe_fn)(const struct p
  * the kernel has with other fields). @owner (may be NULL) as
  * provider_ops.record says. Event-loop thread only.
  */
-int tracefs_recordings_record(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                              struct provider_event *const *events, size_t n_events,
-                              const struct provider_stream_owner *owner);
+int tracefs_provider_record(struct provider *p, struct provider_event *const *events, size_t n_events,
+                            const struct provider_stream_owner *owner);
 
 /**
- * tracefs_recordings_record_matching() - provider_ops.record_matching of a
+ * tracefs_provider_record_matching() - provider_ops.record_matching of a
  * kernel provider
  *
- * As tracefs_recordings_record(), with @events maybe none, and each event
+ * As tracefs_provider_record(), with @events maybe none, and each event
  * added later whose name matches one of @patterns (1..EVENT_PATTERNS_MAX,
  * copied; -EINVAL otherwise) joins the recording.
  */
-int tracefs_recordings_record_matching(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                                       struct provider_event *const *events, size_t n_events,
-                                       const char *const *patterns, size_t n_patterns,
-                                       const struct provider_stream_owner *owner);
+int tracefs_provider_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                     const char *const *patterns, size_t n_patterns,
+                                     const struct provider_stream_owner *owner);
 
 /**
- * tracefs_recordings_record_kernel_pages() - provider_ops.record_kernel_pages
+ * tracefs_provider_record_kernel_pages() - provider_ops.record_kernel_pages
  * of a kernel provider
  *
- * As tracefs_recordings_record_matching(), the stream carrying the
+ * As tracefs_provider_record_matching(), the stream carrying the
  * instance's header files, each event's format file and the sub-buffers
  * read from its per-CPU trace_pipe_raw as they are (uebroker-record.h).
  */
-int tracefs_recordings_record_kernel_pages(struct tracefs_recordings *set, tracefs_record_describe_fn describe,
-                                           struct provider_event *const *events, size_t n_events,
-                                           const char *const *patterns, size_t n_patterns,
-                                           const struct provider_stream_owner *owner);
+int tracefs_provider_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
+                                         const char *const *patterns, size_t n_patterns,
+                                         const struct provider_stream_owner *owner);
 
 /* A new event joins the recordings whose patterns match its name. */
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event);

@@ -35,6 +35,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <search.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@
 #include "provider.h"
 #include "status-text.h"
 #include "tracefs-record.h"
-#include "upstream-util.h"
+#include "tracefs-util.h"
 
 /* user_events_status holds at most user_events_max (32768 by default)
  * lines of at most ~280 bytes; anything beyond this is not read. */
@@ -94,6 +95,7 @@ struct provider_session {
 };
 
 struct provider {
+        struct tracefs_recordings recordings;   /* first: the record operations are tracefs-record.c's */
         sd_event *event;
         char *tracefs;
         char *status_path;      /* tracefs/user_events_status */
@@ -102,7 +104,6 @@ struct provider {
         bool handles;           /* the kernel has restricted handles (DIAG_IOCSHANDLE) */
         void *by_name;          /* tsearch() tree of struct provider_event */
         LIST_HEAD(struct provider_session, sessions);
-        struct tracefs_recordings recordings;
 
         /* user_events_status is read at most once per event-loop
          * iteration (sd_event_now() as the key): GetStatus asks for every
@@ -141,7 +142,7 @@ static int probe_tracefs(const struct provider_settings *settings, char **ret_tr
         _cleanup_close_ int fd = -EBADF;
         int r;
 
-        r = upstream_find_tracefs(settings ? settings->tracefs : NULL, tracefs_candidates, "/proc/mounts",
+        r = tracefs_find(settings ? settings->tracefs : NULL, tracefs_candidates, "/proc/mounts",
                                   &tracefs);
         if (r == -ENOMEM)
                 return r;
@@ -152,10 +153,10 @@ static int probe_tracefs(const struct provider_settings *settings, char **ret_tr
                 return 0;
         }
 
-        r = upstream_detect_interface(tracefs, ret_reason);
+        r = user_events_detect_interface(tracefs, ret_reason);
         if (r < 0)
                 return r;
-        if (r != UPSTREAM_IFACE_UPSTREAM)
+        if (r != USER_EVENTS_IFACE_UPSTREAM)
                 return 0;
 
         /* Opening is no registration: it only tells whether we may. */
@@ -194,6 +195,14 @@ static struct provider *upstream_free(struct provider *p) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct provider *, upstream_free);
 
+/* A recording registers the event on its own file: it needs the
+ * registration string too. */
+static struct tracefs_record_event record_event_of(const struct provider_event *ev) {
+        return (struct tracefs_record_event) { .name = ev->def->name, .reg_string = ev->reg_string };
+}
+
+_Static_assert(offsetof(struct provider, recordings) == 0, "tracefs_provider_record() finds the recordings first");
+
 static int upstream_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
         _cleanup_(upstream_freep) struct provider *p = NULL;
         _cleanup_free_ char *reason = NULL;
@@ -219,7 +228,7 @@ static int upstream_new(sd_event *event, const struct provider_settings *setting
         if (p->control_fd < 0)
                 return log_error_errno(errno, "Cannot open %s: %m", p->data_path);
 
-        r = tracefs_recordings_init(&p->recordings, p->event, p->tracefs, p->data_path);
+        r = tracefs_recordings_init(&p->recordings, p->event, p->tracefs, p->data_path, record_event_of);
         if (r < 0)
                 return r;
 
@@ -252,7 +261,7 @@ static int upstream_event_add(struct provider *p, const struct event_def *def, u
                 return -ENOMEM;
         ev->def = def;
         ev->status_index = *io_status_index;
-        ev->reg_string = upstream_registration_string(def);
+        ev->reg_string = user_events_registration_string(def);
         if (!ev->reg_string)
                 return -ENOMEM;
         if (!tsearch(ev, &p->by_name, compare_by_name)) {
@@ -630,29 +639,6 @@ static int upstream_session_withdraw(struct provider *p, struct provider_session
         return 0;
 }
 
-static struct tracefs_record_event record_event_of(const struct provider_event *ev) {
-        return (struct tracefs_record_event) { .name = ev->def->name, .reg_string = ev->reg_string };
-}
-
-static int upstream_record(struct provider *p, struct provider_event *const *events, size_t n_events,
-                           const struct provider_stream_owner *owner) {
-        return tracefs_recordings_record(&p->recordings, record_event_of, events, n_events, owner);
-}
-
-static int upstream_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
-                                    const char *const *patterns, size_t n_patterns,
-                                    const struct provider_stream_owner *owner) {
-        return tracefs_recordings_record_matching(&p->recordings, record_event_of, events, n_events,
-                                                  patterns, n_patterns, owner);
-}
-
-static int upstream_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
-                                          const char *const *patterns, size_t n_patterns,
-                                          const struct provider_stream_owner *owner) {
-        return tracefs_recordings_record_kernel_pages(&p->recordings, record_event_of, events, n_events,
-                                                      patterns, n_patterns, owner);
-}
-
 const struct provider_ops upstream_provider_ops = {
         .name = "upstream",
         .fds_per_session = 3,   /* the data file, its restricted handle (patched kernels) and the read-only
@@ -673,7 +659,7 @@ const struct provider_ops upstream_provider_ops = {
         .session_unregister = upstream_session_unregister,
         .session_grant = upstream_session_grant,
         .session_withdraw = upstream_session_withdraw,
-        .record = upstream_record,
-        .record_matching = upstream_record_matching,
-        .record_kernel_pages = upstream_record_kernel_pages,
+        .record = tracefs_provider_record,
+        .record_matching = tracefs_provider_record_matching,
+        .record_kernel_pages = tracefs_provider_record_kernel_pages,
 };

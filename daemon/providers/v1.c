@@ -20,6 +20,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@
 #include "provider.h"
 #include "status-text.h"
 #include "tracefs-record.h"
-#include "upstream-util.h"
+#include "tracefs-util.h"
 
 static const char *const tracefs_candidates[] = {
         "/sys/kernel/tracing",
@@ -57,8 +58,8 @@ struct provider_session {
 };
 
 struct provider {
+        struct tracefs_recordings recordings;   /* first: the record operations are tracefs-record.c's */
         sd_event *event;
-        struct tracefs_recordings recordings;
         char *tracefs;
         char *data_path;
         int control_fd;         /* a data file that never registers: DIAG_IOCSDEL */
@@ -73,7 +74,7 @@ static int probe_tracefs(const struct provider_settings *settings, char **ret_tr
         _cleanup_close_ int fd = -EBADF, writer = -EBADF;
         int r;
 
-        r = upstream_find_tracefs(settings ? settings->tracefs : NULL, tracefs_candidates, "/proc/mounts", &tracefs);
+        r = tracefs_find(settings ? settings->tracefs : NULL, tracefs_candidates, "/proc/mounts", &tracefs);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -82,12 +83,12 @@ static int probe_tracefs(const struct provider_settings *settings, char **ret_tr
                                              "/sys/kernel/debug/tracing, /proc/mounts; --tracefs=PATH to name it)");
                 return 0;
         }
-        r = upstream_detect_interface(tracefs, NULL);
+        r = user_events_detect_interface(tracefs, NULL);
         if (r < 0)
                 return r;
-        if (r != UPSTREAM_IFACE_ORIGINAL) {
+        if (r != USER_EVENTS_IFACE_ORIGINAL) {
                 if (ret_reason && asprintf(ret_reason, "%s does not speak the original user_events interface (%s)",
-                                           tracefs, upstream_interface_name(r)) < 0)
+                                           tracefs, user_events_interface_name(r)) < 0)
                         *ret_reason = NULL;
                 return 0;
         }
@@ -134,6 +135,13 @@ static struct provider *v1_free(struct provider *p) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct provider *, v1_free);
 
+/* The events persist: a recording registers nothing (no reg_string). */
+static struct tracefs_record_event record_event_of(const struct provider_event *ev) {
+        return (struct tracefs_record_event) { .name = ev->def->name };
+}
+
+_Static_assert(offsetof(struct provider, recordings) == 0, "tracefs_provider_record() finds the recordings first");
+
 static int v1_new(sd_event *event, const struct provider_settings *settings, struct provider **ret) {
         _cleanup_(v1_freep) struct provider *p = NULL;
         _cleanup_free_ char *reason = NULL, *status_path = NULL;
@@ -166,7 +174,7 @@ static int v1_new(sd_event *event, const struct provider_settings *settings, str
                 return log_error_errno(errno, "Cannot map %s: %m", status_path);
         p->page = page;
         /* Events persist until deleted: recordings register nothing. */
-        r = tracefs_recordings_init(&p->recordings, p->event, p->tracefs, NULL);
+        r = tracefs_recordings_init(&p->recordings, p->event, p->tracefs, NULL, record_event_of);
         if (r < 0)
                 return r;
 
@@ -206,7 +214,7 @@ static int v1_event_add(struct provider *p, const struct event_def *def, uint32_
         if (!ev)
                 return -ENOMEM;
         ev->def = def;
-        ev->reg_string = upstream_registration_string(def);
+        ev->reg_string = user_events_registration_string(def);
         if (!ev->reg_string)
                 return -ENOMEM;
 
@@ -326,31 +334,6 @@ static int v1_session_unregister(struct provider *p, struct provider_session *s,
         return 0;
 }
 
-/* The events persist: a recording registers nothing (no reg_string). */
-static struct tracefs_record_event record_event_of(const struct provider_event *ev) {
-        return (struct tracefs_record_event) { .name = ev->def->name };
-}
-
-/* A tracefs instance per recording, as on upstream (tracefs-record.c). */
-static int v1_record(struct provider *p, struct provider_event *const *events, size_t n_events,
-                     const struct provider_stream_owner *owner) {
-        return tracefs_recordings_record(&p->recordings, record_event_of, events, n_events, owner);
-}
-
-static int v1_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
-                              const char *const *patterns, size_t n_patterns,
-                              const struct provider_stream_owner *owner) {
-        return tracefs_recordings_record_matching(&p->recordings, record_event_of, events, n_events,
-                                                  patterns, n_patterns, owner);
-}
-
-static int v1_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
-                                    const char *const *patterns, size_t n_patterns,
-                                    const struct provider_stream_owner *owner) {
-        return tracefs_recordings_record_kernel_pages(&p->recordings, record_event_of, events, n_events,
-                                                      patterns, n_patterns, owner);
-}
-
 const struct provider_ops v1_provider_ops = {
         .name = "v1",
         .fds_per_session = 2,   /* the data file and its write-only handle (the status page is shared) */
@@ -367,7 +350,7 @@ const struct provider_ops v1_provider_ops = {
         .session_status_fd = v1_session_status_fd,
         .session_register = v1_session_register,
         .session_unregister = v1_session_unregister,
-        .record = v1_record,
-        .record_matching = v1_record_matching,
-        .record_kernel_pages = v1_record_kernel_pages,
+        .record = tracefs_provider_record,
+        .record_matching = tracefs_provider_record_matching,
+        .record_kernel_pages = tracefs_provider_record_kernel_pages,
 };

@@ -11,7 +11,7 @@
 #include "cleanup.h"
 #include "event-def.h"
 #include "provider.h"
-#include "upstream-util.h"
+#include "tracefs-util.h"
 #include "user-events-abi.h"
 #include "write-indexes.h"
 
@@ -202,7 +202,7 @@ static void fixture_done(struct fixture *f) {
 /* The registration string the kernel was handed for event @i. */
 static const char *name_args_of(const struct fixture *f, size_t i) {
         static char buf[128];
-        _cleanup_free_ char *s = upstream_registration_string(f->defs[i]);
+        _cleanup_free_ char *s = user_events_registration_string(f->defs[i]);
 
         ck_assert_ptr_nonnull(s);
         ck_assert_uint_lt(strlen(s), sizeof(buf));

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pure parts of the upstream provider (daemon/providers/upstream-util.c):
+/* The pure parts of the upstream provider (daemon/providers/tracefs-util.c):
  * tracefs and interface detection on fake directory trees, the registration
  * string, the enable bit of a status byte, user_events_status lines. */
 #include "check-tap.h"
 #include "cleanup.h"
 #include "event-def.h"
 #include "status-text.h"
-#include "upstream-util.h"
+#include "tracefs-util.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -63,7 +63,7 @@ static void tree_done(struct tree *t) {
 }
 
 static int detect(const struct tree *t, char **reason) {
-        return upstream_detect_interface(t->dir, reason);
+        return user_events_detect_interface(t->dir, reason);
 }
 
 START_TEST(test_detect_upstream) {
@@ -73,7 +73,7 @@ START_TEST(test_detect_upstream) {
         tree_init(&t);
         tree_file(&t, "user_events_data", "");
         tree_fifo(&t, "user_events_status");
-        ck_assert_int_eq(detect(&t, &reason), UPSTREAM_IFACE_UPSTREAM);
+        ck_assert_int_eq(detect(&t, &reason), USER_EVENTS_IFACE_UPSTREAM);
         ck_assert_ptr_null(reason);
         tree_done(&t);
 }
@@ -84,17 +84,17 @@ START_TEST(test_detect_none) {
         struct tree t;
 
         tree_init(&t);
-        ck_assert_int_eq(detect(&t, &reason), UPSTREAM_IFACE_NONE);
+        ck_assert_int_eq(detect(&t, &reason), USER_EVENTS_IFACE_NONE);
         ck_assert_ptr_nonnull(reason);
         ck_assert_ptr_nonnull(strstr(reason, "CONFIG_USER_EVENTS"));
 
         /* A status file alone is no interface. */
         tree_fifo(&t, "user_events_status");
-        ck_assert_int_eq(detect(&t, &reason2), UPSTREAM_IFACE_NONE);
+        ck_assert_int_eq(detect(&t, &reason2), USER_EVENTS_IFACE_NONE);
         ck_assert_ptr_nonnull(strstr(reason2, "no user_events_data"));
         tree_done(&t);
 
-        ck_assert_int_eq(upstream_detect_interface("/nonexistent/tracefs", NULL), UPSTREAM_IFACE_NONE);
+        ck_assert_int_eq(user_events_detect_interface("/nonexistent/tracefs", NULL), USER_EVENTS_IFACE_NONE);
 }
 END_TEST
 
@@ -107,7 +107,7 @@ START_TEST(test_detect_original) {
         tree_init(&t);
         tree_file(&t, "user_events_data", "");
         tree_file(&t, "user_events_status", "1:foo # Used by ftrace\n\nActive: 1\nBusy: 1\nMax: 4096\n");
-        ck_assert_int_eq(detect(&t, &reason), UPSTREAM_IFACE_ORIGINAL);
+        ck_assert_int_eq(detect(&t, &reason), USER_EVENTS_IFACE_ORIGINAL);
         ck_assert_ptr_nonnull(strstr(reason, "original"));
         tree_done(&t);
 }
@@ -120,7 +120,7 @@ START_TEST(test_detect_bitmap) {
         tree_init(&t);
         tree_file(&t, "user_events_data", "");
         tree_file(&t, "user_events_status", "0:foo\n\nActive: 1\nBusy: 0\nMax: 32768\n");
-        ck_assert_int_eq(detect(&t, &reason), UPSTREAM_IFACE_BITMAP);
+        ck_assert_int_eq(detect(&t, &reason), USER_EVENTS_IFACE_BITMAP);
         ck_assert_ptr_nonnull(strstr(reason, "5.18-6.3"));
         ck_assert_ptr_nonnull(strstr(reason, "not supported"));
         tree_done(&t);
@@ -135,7 +135,7 @@ START_TEST(test_detect_mappable_unknown) {
         tree_init(&t);
         tree_file(&t, "user_events_data", "");
         tree_file(&t, "user_events_status", "");
-        ck_assert_int_eq(detect(&t, &reason), UPSTREAM_IFACE_ORIGINAL);
+        ck_assert_int_eq(detect(&t, &reason), USER_EVENTS_IFACE_ORIGINAL);
         ck_assert_ptr_nonnull(strstr(reason, "older than Linux 6.4"));
         tree_done(&t);
 }
@@ -152,14 +152,14 @@ START_TEST(test_find_tracefs) {
         tree_file(&mounted, "trace", "");
 
         /* The override wins, as given. */
-        ck_assert_int_eq(upstream_find_tracefs("/x/y", NULL, NULL, &a), 0);
+        ck_assert_int_eq(tracefs_find("/x/y", NULL, NULL, &a), 0);
         ck_assert_str_eq(a, "/x/y");
 
         /* An empty candidate (not mounted) is skipped. */
         candidates[0] = empty.dir;
         candidates[1] = mounted.dir;
         candidates[2] = NULL;
-        ck_assert_int_eq(upstream_find_tracefs(NULL, candidates, NULL, &b), 0);
+        ck_assert_int_eq(tracefs_find(NULL, candidates, NULL, &b), 0);
         ck_assert_str_eq(b, mounted.dir);
 
         /* None mounted: the mounts file's tracefs line. */
@@ -171,13 +171,13 @@ START_TEST(test_find_tracefs) {
                  "tracefs /later tracefs rw 0 0\n");
         tree_file(&empty, "mounts", text);
         tree_path(&empty, "mounts", mounts, sizeof(mounts));
-        ck_assert_int_eq(upstream_find_tracefs(NULL, candidates, mounts, &c), 0);
+        ck_assert_int_eq(tracefs_find(NULL, candidates, mounts, &c), 0);
         ck_assert_str_eq(c, "/srv/my-tracing");
 
         /* Nothing anywhere. */
         tree_file(&empty, "mounts", "proc /proc proc rw 0 0\n");
-        ck_assert_int_eq(upstream_find_tracefs(NULL, candidates, mounts, &d), -ENOENT);
-        ck_assert_int_eq(upstream_find_tracefs(NULL, candidates, "/nonexistent/mounts", &d), -ENOENT);
+        ck_assert_int_eq(tracefs_find(NULL, candidates, mounts, &d), -ENOENT);
+        ck_assert_int_eq(tracefs_find(NULL, candidates, "/nonexistent/mounts", &d), -ENOENT);
         ck_assert_ptr_null(d);
 
         tree_done(&empty);
@@ -213,7 +213,7 @@ START_TEST(test_registration_string) {
 
         ck_assert_msg(event_def_parse(registration_cases[_i].command, 0, &def, &error) == 0, "%s: %s",
                       registration_cases[_i].command, error.message);
-        s = upstream_registration_string(def);
+        s = user_events_registration_string(def);
         ck_assert_ptr_nonnull(s);
         ck_assert_str_eq(s, registration_cases[_i].expected);
 }
@@ -303,8 +303,8 @@ START_TEST(test_abi_numbers) {
         ck_assert_uint_eq(offsetof(struct upstream_user_reg, name_args), 16);
         ck_assert_uint_eq(offsetof(struct upstream_user_reg, write_index), 24);
         ck_assert_uint_eq(offsetof(struct upstream_user_unreg, disable_addr), 8);
-        ck_assert_str_eq(upstream_interface_name(UPSTREAM_IFACE_UPSTREAM), "upstream");
-        ck_assert_str_eq(upstream_interface_name(UPSTREAM_IFACE_ORIGINAL), "original");
+        ck_assert_str_eq(user_events_interface_name(USER_EVENTS_IFACE_UPSTREAM), "upstream");
+        ck_assert_str_eq(user_events_interface_name(USER_EVENTS_IFACE_ORIGINAL), "original");
 }
 END_TEST
 

@@ -2,11 +2,13 @@
 #pragma once
 
 /*
- * The pure parts of the upstream user_events provider (upstream.c): finding
+ * The kernel's user_events files, as both kernel providers (upstream.c,
+ * v1.c) and the tracefs recordings (tracefs-record.c) use them: finding
  * tracefs, telling the kernel's user_events interfaces apart, the
- * registration string, where a status byte's enable bit lives, and the
- * lines of user_events_status. No state, no sd-bus: unit-tested on fake
- * directory trees (tests/unit/test-upstream.c).
+ * registration string, deleting an event; and upstream's own pure parts,
+ * where a status byte's enable bit lives and the lines of
+ * user_events_status. No state, no sd-bus: unit-tested on fake directory
+ * trees (tests/unit/test-upstream.c).
  *
  * The ioctl structures are in src/shared/wire/user-events-abi.h.
  */
@@ -21,14 +23,14 @@
 /* The status word of a registration: one u32 (enable_size 4). */
 #define UPSTREAM_ENABLE_SIZE 4u
 
-enum upstream_interface {
-        UPSTREAM_IFACE_NONE,            /* no user_events in this tracefs */
-        UPSTREAM_IFACE_UPSTREAM,        /* Linux 6.4+: remote-write enablers */
-        UPSTREAM_IFACE_ORIGINAL,        /* the original byte-per-event page (v1, kernel/) */
-        UPSTREAM_IFACE_BITMAP,          /* 5.18-6.3 BROKEN: bit-per-event page */
+enum user_events_interface {
+        USER_EVENTS_IFACE_NONE,         /* no user_events in this tracefs */
+        USER_EVENTS_IFACE_UPSTREAM,     /* Linux 6.4+: remote-write enablers */
+        USER_EVENTS_IFACE_ORIGINAL,     /* the original byte-per-event page (v1, kernel/) */
+        USER_EVENTS_IFACE_BITMAP,       /* 5.18-6.3 BROKEN: bit-per-event page */
 };
 
-const char *upstream_interface_name(enum upstream_interface i);
+const char *user_events_interface_name(enum user_events_interface i);
 
 /*
  * Where tracefs is: @override when not NULL (used as given); else the first
@@ -36,7 +38,7 @@ const char *upstream_interface_name(enum upstream_interface i);
  * "trace" or "user_events_data" file); else the mount point of the first
  * "tracefs" line of @mounts_path (/proc/mounts). -ENOENT when none.
  */
-int upstream_find_tracefs(const char *override, const char *const *candidates, const char *mounts_path,
+int tracefs_find(const char *override, const char *const *candidates, const char *mounts_path,
                           char **ret);
 
 /*
@@ -47,7 +49,7 @@ int upstream_find_tracefs(const char *override, const char *const *candidates, c
  * (or @tracefs is unusable), a malloc()ed reason in *@ret_reason (may be
  * NULL); negative errno on allocation failure only.
  */
-int upstream_detect_interface(const char *tracefs, char **ret_reason);
+int user_events_detect_interface(const char *tracefs, char **ret_reason);
 
 /*
  * The name_args string for DIAG_IOCSREG: "NAME type name; type name".
@@ -56,7 +58,7 @@ int upstream_detect_interface(const char *tracefs, char **ret_reason);
  * 6 characters of the brackets: docs/DECISIONS.md); struct fields keep their
  * size. NULL when out of memory.
  */
-char *upstream_registration_string(const struct event_def *def);
+char *user_events_registration_string(const struct event_def *def);
 
 /*
  * The enabler for status byte @status_index of a page at @page_addr: the

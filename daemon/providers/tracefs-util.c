@@ -16,17 +16,17 @@
 #include "log.h"
 #include "status-text.h"
 #include "strbuf.h"
-#include "upstream-util.h"
+#include "tracefs-util.h"
 
-const char *upstream_interface_name(enum upstream_interface i) {
+const char *user_events_interface_name(enum user_events_interface i) {
         switch (i) {
-        case UPSTREAM_IFACE_NONE:
+        case USER_EVENTS_IFACE_NONE:
                 return "none";
-        case UPSTREAM_IFACE_UPSTREAM:
+        case USER_EVENTS_IFACE_UPSTREAM:
                 return "upstream";
-        case UPSTREAM_IFACE_ORIGINAL:
+        case USER_EVENTS_IFACE_ORIGINAL:
                 return "original";
-        case UPSTREAM_IFACE_BITMAP:
+        case USER_EVENTS_IFACE_BITMAP:
                 return "bitmap";
         }
         return "?";
@@ -70,7 +70,7 @@ static int tracefs_from_mounts(const char *mounts_path, char **ret) {
         return -ENOENT;
 }
 
-int upstream_find_tracefs(const char *override, const char *const *candidates, const char *mounts_path,
+int tracefs_find(const char *override, const char *const *candidates, const char *mounts_path,
                           char **ret) {
         if (override) {
                 *ret = strdup(override);
@@ -129,7 +129,7 @@ static int reason(char **ret_reason, const char *format, ...) {
         return 0;
 }
 
-int upstream_detect_interface(const char *tracefs, char **ret_reason) {
+int user_events_detect_interface(const char *tracefs, char **ret_reason) {
         _cleanup_free_ char *status_path = NULL;
         _cleanup_close_ int fd = -EBADF;
         bool have_data;
@@ -149,15 +149,15 @@ int upstream_detect_interface(const char *tracefs, char **ret_reason) {
         if (fd < 0 && errno == ENOENT) {
                 r = reason(ret_reason, "%s has no user_events files (kernel without CONFIG_USER_EVENTS)",
                            tracefs);
-                return r < 0 ? r : UPSTREAM_IFACE_NONE;
+                return r < 0 ? r : USER_EVENTS_IFACE_NONE;
         }
         if (fd < 0) {
                 r = reason(ret_reason, "cannot open %s: %s", status_path, strerror(errno));
-                return r < 0 ? r : UPSTREAM_IFACE_NONE;
+                return r < 0 ? r : USER_EVENTS_IFACE_NONE;
         }
         if (!have_data) {
                 r = reason(ret_reason, "%s has user_events_status but no user_events_data", tracefs);
-                return r < 0 ? r : UPSTREAM_IFACE_NONE;
+                return r < 0 ? r : USER_EVENTS_IFACE_NONE;
         }
 
         /* The one observable difference that needs no registration: only
@@ -165,7 +165,7 @@ int upstream_detect_interface(const char *tracefs, char **ret_reason) {
          * read-only mapping, dropped at once, changes nothing. */
         m = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
         if (m == MAP_FAILED)
-                return UPSTREAM_IFACE_UPSTREAM;
+                return USER_EVENTS_IFACE_UPSTREAM;
         munmap(m, STATUS_PAGE_SIZE);
 
         /* Both older interfaces print "Max: N" under their events: the
@@ -178,21 +178,21 @@ int upstream_detect_interface(const char *tracefs, char **ret_reason) {
                 r = reason(ret_reason,
                            "%s speaks the original user_events interface (mappable status page, Max: %ld): "
                            "not the upstream one", tracefs, max);
-                return r < 0 ? r : UPSTREAM_IFACE_ORIGINAL;
+                return r < 0 ? r : USER_EVENTS_IFACE_ORIGINAL;
         }
         if (max > STATUS_MAX_EVENTS) {
                 r = reason(ret_reason,
                            "%s speaks the 5.18-6.3 user_events interface (status bitmap, Max: %ld; "
                            "CONFIG_USER_EVENTS depended on BROKEN then): not supported", tracefs, max);
-                return r < 0 ? r : UPSTREAM_IFACE_BITMAP;
+                return r < 0 ? r : USER_EVENTS_IFACE_BITMAP;
         }
         r = reason(ret_reason,
                    "%s has a mappable user_events_status (an interface older than Linux 6.4) whose "
                    "text gives no Max: line: not the upstream one", tracefs);
-        return r < 0 ? r : UPSTREAM_IFACE_ORIGINAL;
+        return r < 0 ? r : USER_EVENTS_IFACE_ORIGINAL;
 }
 
-char *upstream_registration_string(const struct event_def *def) {
+char *user_events_registration_string(const struct event_def *def) {
         struct strbuf sb = STRBUF_INIT;
 
         strbuf_append(&sb, def->name);
