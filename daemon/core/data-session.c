@@ -52,10 +52,7 @@ void data_session_init(struct data_session *ds, const struct data_session_contex
 
 /* What @ds holds of @ev goes: one binding, and one registration if active. */
 static void release_event(struct data_session *ds, struct broker_event *ev, bool active) {
-        if (active)
-                ev->n_registrations--;
-        ev->n_bound_sessions--;
-        event_registry_touch(ds->context->events, ev);
+        event_registry_use(ds->context->events, ev, -1, active ? -1 : 0);
 }
 
 void data_session_done(struct data_session *ds) {
@@ -154,11 +151,7 @@ int data_session_register(struct data_session *ds, struct broker_event *ev, uint
                                    ev->provider_event, ret_write_index);
         if (r < 0)
                 return r;
-        if (r > 0)
-                ev->n_bound_sessions++;
-        if (ds->indexes.n_active != active_before)
-                ev->n_registrations++;
-        event_registry_touch(ds->context->events, ev);
+        event_registry_use(ds->context->events, ev, r > 0, ds->indexes.n_active != active_before);
         return 0;
 }
 
@@ -172,8 +165,7 @@ int data_session_unregister(struct data_session *ds, uint32_t write_index) {
         if (r < 0)
                 return r;
         ev = ds->indexes.entries[write_index].event;
-        ev->n_registrations--;
-        event_registry_touch(ds->context->events, ev);
+        event_registry_use(ds->context->events, ev, 0, -1);
         if (ds->indexes.n_active == 0)
                 close_ring(ds);
         return 0;
@@ -198,9 +190,7 @@ int data_session_grant(struct data_session *ds, struct broker_event *ev) {
         if (r < 0)
                 return r;
         ds->granted[ds->n_granted++] = ev;
-        ev->n_registrations++;
-        ev->n_bound_sessions++;
-        event_registry_touch(ds->context->events, ev);
+        event_registry_use(ds->context->events, ev, 1, 1);
         return 0;
 }
 

@@ -173,6 +173,15 @@ void event_registry_touch(struct event_registry *reg, struct broker_event *ev) {
         ev->last_used_usec = reg->now_usec();
 }
 
+void event_registry_use(struct event_registry *reg, struct broker_event *ev, int bound, int registered) {
+        assert(bound >= -1 && bound <= 1 && registered >= -1 && registered <= 1);
+        assert(bound >= 0 || ev->n_bound_sessions > 0);
+        assert(registered >= 0 || ev->n_registrations > 0);
+        ev->n_bound_sessions += (unsigned) bound;
+        ev->n_registrations += (unsigned) registered;
+        event_registry_touch(reg, ev);
+}
+
 struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_t owner, uint64_t used_before_usec) {
         struct broker_event *oldest = NULL;
 

@@ -93,6 +93,12 @@ bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev);
  * in least recently used order. */
 void event_registry_touch(struct event_registry *reg, struct broker_event *ev);
 
+/* An event's use counters change here only (data sessions say what they
+ * took and gave back): @bound write indexes or grants of a data session
+ * bound to it (+1, -1 or 0), @registered active registrations (+1, -1 or
+ * 0); it is touched. A count never goes below 0 (asserted). */
+void event_registry_use(struct event_registry *reg, struct broker_event *ev, int bound, int registered);
+
 /* The unused event used least recently among those owned by @owner (any
  * owner when @owner is UID_ANY) and last used at or before
  * @used_before_usec; NULL when there is none. */
