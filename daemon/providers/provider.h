@@ -201,6 +201,7 @@ struct provider_ops {
 
         /**
          * event_add() - make @def known to the provider
+         * @p: the provider
          * @def: stays owned by the caller and outlives the provider event
          * @io_status_index: holds the proposed index (1..STATUS_INDEX_MAX)
          *                   and may be replaced by the one actually used
@@ -219,6 +220,7 @@ struct provider_ops {
                          struct provider_event **ret);
         /**
          * event_remove() - forget an event and free it
+         * @p: the provider
          * @ev: from event_add(), or NULL
          *
          * Only called when no session has a write index bound to the event,
@@ -229,6 +231,8 @@ struct provider_ops {
         void (*event_remove)(struct provider *p, struct provider_event *ev);
         /**
          * event_status() - the event's status byte
+         * @p: the provider
+         * @ev: an event of @p
          *
          * Return: EVENT_STATUS_* bits of who listens; 0 for none. No errors
          * (upstream falls back to the session pages, as "other", when the
@@ -251,6 +255,7 @@ struct provider_ops {
                            struct provider_session **ret);
         /**
          * session_free() - end a session and free it
+         * @p: the provider
          * @s: from session_new(), or NULL
          *
          * Drops every registration of the session and closes its files;
@@ -262,6 +267,7 @@ struct provider_ops {
         void (*session_free)(struct provider *p, struct provider_session *s);
         /**
          * session_data_fd() - the client's data file
+         * @s: a session
          *
          * Return: a descriptor borrowed for the session's life: the caller
          * dups what it sends. No errors.
@@ -269,6 +275,7 @@ struct provider_ops {
         int (*session_data_fd)(struct provider_session *s);
         /**
          * session_status_fd() - the client's status page, read-only
+         * @s: a session
          *
          * Return: a descriptor borrowed for the session's life (v1: the
          * provider's, shared by all sessions): the caller dups what it
@@ -277,6 +284,8 @@ struct provider_ops {
         int (*session_status_fd)(struct provider_session *s);
         /**
          * session_register() - bind @write_index to @ev and activate it
+         * @p: the provider
+         * @s: a session of @p
          * @write_index: either the index already bound to @ev, inactive, or
          *               the next new one (indexes->n)
          *
@@ -291,6 +300,8 @@ struct provider_ops {
                                 uint32_t write_index);
         /**
          * session_unregister() - deactivate @write_index
+         * @p: the provider
+         * @s: a session of @p
          * @write_index: active and bound to @ev
          *
          * The table is updated by the broker once this succeeds. Embedded
@@ -304,6 +315,8 @@ struct provider_ops {
 
         /**
          * session_grant() - let the client register @ev itself (Authorize)
+         * @p: the provider
+         * @s: a session of @p
          *
          * Optional (NULL: the kernel enforces nothing, the grant is the
          * broker's bookkeeping only). Only for providers with
@@ -317,6 +330,8 @@ struct provider_ops {
         int (*session_grant)(struct provider *p, struct provider_session *s, struct provider_event *ev);
         /**
          * session_withdraw() - undo session_grant() of @ev
+         * @p: the provider
+         * @s: a session of @p
          *
          * Optional, as session_grant. The broker also withdraws every
          * grant of a session before session_free(). What the client registered of @ev
@@ -328,10 +343,12 @@ struct provider_ops {
 
         /**
          * record() - a stream of records of @events for a consumer
+         * @p: the provider
          * @events: n_events (at least 1) events of this provider; the array
          *          is read during the call only
          * @owner: copied; told (closed()) when the stream goes, never when
          *         this fails
+         * @n_events: how many @events
          *
          * Return: the consumer's descriptor (uebroker-record.h), owned by
          * the caller; or negative errno with no stream: -EINVAL (no events,
@@ -348,6 +365,9 @@ struct provider_ops {
          * @events: those that match @patterns now (maybe none); read during
          *          the call only
          * @patterns: 1..EVENT_PATTERNS_MAX (event-pattern.h); copied
+         * @n_events: how many @events
+         * @n_patterns: how many @patterns
+         * @owner: who the stream is charged to, or NULL (copied)
          *
          * Optional (NULL: RecordMatching is not supported). Each event added
          * later (event_add) whose name matches one of @patterns joins the
@@ -362,6 +382,12 @@ struct provider_ops {
          * the kernel's ring-buffer pages with the header and format files
          * that describe them instead of one record per event
          * (uebroker-record.h, RecordKernelPages)
+         * @p: the provider
+         * @events: the events to record (the broker's, read during the call)
+         * @n_events: how many @events
+         * @patterns: glob patterns (copied)
+         * @n_patterns: how many @patterns
+         * @owner: who the stream is charged to, or NULL (copied)
          *
          * Optional (NULL: the provider has no kernel ring buffer, as the
          * embedded one). Return: as record_matching().
@@ -372,6 +398,7 @@ struct provider_ops {
 
         /**
          * counters() - the data path's counters
+         * @p: the provider
          * @ret: the caller's, filled in
          *
          * Optional: NULL when the daemon is not on the data path (kernel
@@ -381,6 +408,8 @@ struct provider_ops {
 
         /**
          * session_ring() - a shared-memory ring for the session (ring.h)
+         * @p: the provider
+         * @s: a session of @p
          * @requested: data bytes the client asked for, rounded up to a power
          *             of two within RING_DATA_MIN..RING_DATA_MAX
          * @max_bytes: what the ring may map, header included, as the broker
@@ -400,6 +429,8 @@ struct provider_ops {
                             uint32_t *ret_size, uint64_t *ret_mapped);
         /**
          * session_ring_close() - read the session's ring one last time, unmap it
+         * @p: the provider
+         * @s: a session of @p
          *
          * Reads what it holds committed, then unmaps it: the client's later
          * ring writes are not read (it asks for a new ring when it registers

@@ -6,7 +6,10 @@
     include/*.h right after a /** ... */ block that names it (attribute or
     macro lines may stand between), and is mentioned in libuebroker(3);
   - each member of struct provider_ops, and each function declared in
-    daemon/providers/provider.h, comes right after a /** ... */ block.
+    daemon/providers/provider.h, comes right after a /** ... */ block;
+  - each of those blocks names every parameter (@name) and, unless the
+    function returns void, says what it returns (Return:), as kernel-doc
+    does.
 
 Usage: test-contracts.py SOURCE_ROOT       check the tree, exit 1 naming what is missing
        test-contracts.py --self-test SOURCE_ROOT
@@ -77,6 +80,56 @@ def top_level_declarations(lines, name):
     return found
 
 
+def declaration_text(lines, index):
+    """The declaration starting at lines[index], up to its ';' or '{'."""
+    text = ''
+    for line in lines[index:index + 20]:
+        text += ' ' + line.strip()
+        if ';' in line or '{' in line:
+            break
+    return re.split(r'[;{]', text, maxsplit=1)[0]
+
+
+def parameters_and_return(declaration):
+    """(parameter names, whether it returns something) of a C function
+    declaration or of a struct member that points at one."""
+    m = re.search(r'\(\s*\*\s*\w+\s*\)\s*\((.*)\)\s*$', declaration)      # member: type (*name)(params)
+    head = declaration[:m.start()] if m else None
+    if not m:
+        m = re.search(r'\b\w+\s*\((.*)\)\s*(__attribute__.*)?$', declaration)
+        head = declaration[:m.start()] if m else ''
+    if not m:
+        return [], True
+    names = []
+    depth, current = 0, ''
+    for ch in m.group(1) + ',':
+        if ch == '(':
+            depth += 1
+        elif ch == ')':
+            depth -= 1
+        if ch == ',' and depth == 0:
+            param = current.strip()
+            current = ''
+            if param in ('void', '...', ''):
+                continue
+            fn = re.search(r'\(\s*\*\s*(\w+)\s*\)', param)           # a function pointer parameter
+            word = fn.group(1) if fn else re.search(r'(\w+)\s*(\[[^]]*\])?\s*$', param).group(1)
+            names.append(word)
+        else:
+            current += ch
+    returns = not re.search(r'(^|\s)void\s*$', head.strip()) and not re.fullmatch(r'\s*(static\s+inline\s+)?void\s*', head)
+    return names, returns
+
+
+def check_kernel_doc(what, comment, declaration, problems):
+    names, returns = parameters_and_return(declaration)
+    for name in names:
+        if f'@{name}' not in comment:
+            problems.append(f'{what}: its /** ... */ comment does not name @{name}')
+    if returns and 'Return:' not in comment:
+        problems.append(f'{what}: its /** ... */ comment does not say Return:')
+
+
 def check_exported(root, problems):
     symbols = exported_symbols(root)
     if not symbols:
@@ -96,6 +149,8 @@ def check_exported(root, problems):
                 problems.append(f'{name}: no /** ... */ comment right before its declaration ({where})')
             elif f'{name}()' not in comment:
                 problems.append(f'{name}: the /** ... */ comment before {where} does not name {name}()')
+            else:
+                check_kernel_doc(name, comment, declaration_text(headers[path], i), problems)
         if not re.search(r'\b' + re.escape(name) + r'\b', man_name_section):
             problems.append(f'{name}: missing from the NAME section of {MAN_PAGE}')
         if f'*{name}*(' not in man.split('# DESCRIPTION', 1)[-1]:
@@ -138,8 +193,11 @@ def check_provider(root, problems):
         problems.append(f'{PROVIDER_H}: struct provider_ops not found, or without members')
         return 0
     for i, name in members:
-        if doc_comment_before(lines, i) is None:
+        comment = doc_comment_before(lines, i)
+        if comment is None:
             problems.append(f'provider_ops.{name}: no /** ... */ comment right before it ({PROVIDER_H}:{i + 1})')
+        elif '(*' in declaration_text(lines, i):
+            check_kernel_doc(f'provider_ops.{name}', comment, declaration_text(lines, i), problems)
 
     # The exported functions (and static inline helpers) of the contract.
     declaration = re.compile(r'^(?!return\b)[A-Za-z_][\w\s\*]*?\b(\w+)\s*\(')
@@ -149,6 +207,8 @@ def check_provider(root, problems):
             comment = doc_comment_before(lines, i)
             if comment is None or f'{name}()' not in comment:
                 problems.append(f'{name}: no /** {name}() ... */ comment right before it ({PROVIDER_H}:{i + 1})')
+            else:
+                check_kernel_doc(name, comment, declaration_text(lines, i), problems)
     return len(members) + len(functions)
 
 
@@ -171,12 +231,21 @@ def remove_comment_before(path, pattern):
     path.write_text(''.join(lines))
 
 
+def remove_line(path, pattern):
+    """Deletes the first line matching @pattern."""
+    lines = path.read_text().splitlines(keepends=True)
+    del lines[next(i for i, l in enumerate(lines) if re.search(pattern, l))]
+    path.write_text(''.join(lines))
+
+
 def self_test(root):
     """The check must notice each kind of missing contract."""
     cases = [
         ('include/uebroker.h', r'^int ueb_write\(', 'ueb_write: no /** ... */ comment'),
         (PROVIDER_H, r'\(\*session_ring\)', 'provider_ops.session_ring: no /** ... */ comment'),
         (PROVIDER_H, r'^int provider_choose_auto\(', 'provider_choose_auto: no /**'),
+        (PROVIDER_H, r'LINE:^\s*\* @settings: may be NULL', 'provider_ops.probe: its /** ... */ comment does not name @settings'),
+        (PROVIDER_H, r'LINE:^\s*\* Return: 1 if usable', 'provider_ops.probe: its /** ... */ comment does not say Return:'),
     ]
     failures = 0
     for file, pattern, expected in cases:
@@ -185,7 +254,10 @@ def self_test(root):
             for part in (SYM_FILE, MAN_PAGE, PROVIDER_H, *[str(p.relative_to(root)) for p in root.glob(HEADER_GLOB)]):
                 (copy / part).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(root / part, copy / part)
-            remove_comment_before(copy / file, pattern)
+            if pattern.startswith('LINE:'):
+                remove_line(copy / file, pattern[5:])
+            else:
+                remove_comment_before(copy / file, pattern)
             problems, _, _ = check(copy)
             if any(expected in p for p in problems):
                 print(f'ok: without its comment, the check says "{expected}..."')
