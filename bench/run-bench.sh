@@ -41,7 +41,7 @@ shift
 src="$(cd "$(dirname "$0")/.." && pwd)"
 for b in daemon/uebrokerd bench/bench-floor-service bench/bench-clients bench/bench-latency bench/bench-register \
          bench/bench-embedded-write bench/bench-ring-write bench/bench-ring-rates bench/bench-typed-write bench/bench-disabled-check bench/bench-decode \
-         bench/bench-preload-write bench/bench-preload-syscalls bench/bench-state-save tools/uebroker-run; do
+         bench/bench-preload-write bench/bench-preload-syscalls bench/bench-state-save run/uebroker-run; do
         if [ ! -x "$build/$b" ]; then
                 echo "run-bench: $build/$b is missing; build first (ninja -C $build)" >&2
                 exit 2
@@ -277,10 +277,10 @@ run "$build/bench/bench-register" 20000
 run "$build/bench/bench-embedded-write" 300000
 run "$build/bench/bench-typed-write" 300000
 # Issue #23: a program of the kernel interface through uebroker-run vs ueb_write().
-UEBROKER_PRELOAD="$build/client/libuebroker-preload.so" run "$build/tools/uebroker-run" \
+UEBROKER_PRELOAD="$build/run/libuebroker-preload.so" run "$build/run/uebroker-run" \
         "$build/bench/bench-preload-write" 0.5
 # Issue #33: what the preload adds to calls on files that are not user_events.
-run "$build/bench/bench-preload-syscalls" "$build/client/libuebroker-preload.so" 200000
+run "$build/bench/bench-preload-syscalls" "$build/run/libuebroker-preload.so" 200000
 # The ring benches, with LTTng-UST's tracepoint and trace_marker beside them
 # (a session each, so that what LTTng discarded is told per bench).
 tracefs_setup

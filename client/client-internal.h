@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
@@ -218,4 +219,8 @@ void ueb_ring_open_start(struct ueb_client *c);
 void ueb_ring_drop(struct ueb_client *c);
 /* Wakes the broker (swap_lock held for reading). */
 void ueb_ring_doorbell(struct ueb_client *c);
+/* One record into the ring, stamped with the thread and CLOCK_MONOTONIC;
+ * swap_lock held for reading. 0, -EAGAIN (full: counted in the ring for
+ * the broker), or -EMSGSIZE (too large for it). */
+int ueb_ring_write(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt);
 

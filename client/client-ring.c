@@ -20,6 +20,7 @@
 
 #include "broker-bus.h"
 #include "client-internal.h"
+#include "time-util.h"
 #include "data-message.h"
 #include "fd-util.h"
 
@@ -57,6 +58,25 @@ void ueb_ring_doorbell(struct ueb_client *c) {
 
         /* A full socket wakes the broker by itself. */
         (void) send(c->data_fd, &index, sizeof(index), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* One record into the ring, stamped with the thread and CLOCK_MONOTONIC;
+ * swap_lock held for reading. 0, -EAGAIN (full: counted in the ring for
+ * the broker), or -EMSGSIZE (too large for it). */
+int ueb_ring_write(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt) {
+        size_t len = 0;
+        bool wake;
+        int r;
+
+        for (int i = 0; i < iovcnt; i++) {
+                if (iov[i].iov_len > RING_DATA_MAX)
+                        return -EMSGSIZE;
+                len += iov[i].iov_len;
+        }
+        r = ring_write(&c->ring, write_index, ueb_thread_id(), clock_ns(CLOCK_MONOTONIC), iov, iovcnt, len, &wake);
+        if (r == 0 && wake)
+                ueb_ring_doorbell(c);
+        return r;
 }
 
 /* The granted ring, checked before we trust it with our writes: a sealed

@@ -347,25 +347,6 @@ static void drops_report(struct ueb_client *c) {
                 __atomic_fetch_add(&c->unreported_drops, count, __ATOMIC_RELAXED);
 }
 
-/* One record into the ring, stamped with the thread and CLOCK_MONOTONIC;
- * swap_lock held for reading. 0, -EAGAIN (full: counted in the ring for
- * the broker), or -EMSGSIZE (too large for it). */
-static int ring_write_event(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt) {
-        size_t len = 0;
-        bool wake;
-        int r;
-
-        for (int i = 0; i < iovcnt; i++) {
-                if (iov[i].iov_len > RING_DATA_MAX)
-                        return -EMSGSIZE;
-                len += iov[i].iov_len;
-        }
-        r = ring_write(&c->ring, write_index, ueb_thread_id(), clock_ns(CLOCK_MONOTONIC), iov, iovcnt, len, &wake);
-        if (r == 0 && wake)
-                ueb_ring_doorbell(c);
-        return r;
-}
-
 /* Writes @v[1..@count) as one record of @e; @v[0] is where the write index
  * goes. Counts the result in @e's statistics. */
 static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
@@ -387,7 +368,7 @@ static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
 
         write_index = e->write_index;
         if (c->ring.header) {
-                int r = ring_write_event(c, write_index, v + 1, (int) count - 1);
+                int r = ueb_ring_write(c, write_index, v + 1, (int) count - 1);
 
                 if (r != -EMSGSIZE) {
                         pthread_rwlock_unlock(&c->swap_lock);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* tools/elf-kind.c: what uebroker-run must know of a program, on the real
+/* run/elf-kind.c: what uebroker-run must know of a program, on the real
  * programs of this machine and on hostile copies of them. */
 #include <errno.h>
 #include <fcntl.h>

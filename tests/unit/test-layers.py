@@ -3,7 +3,7 @@
 """The daemon's layers, as daemon/meson.build describes them: every file of
 daemon/LAYER/ includes (with #include "...") only files of its own layer
 and of the layers below it, core/ never includes sd-bus, and no file of
-daemon/, client/, tools/ or src/shared/ depends on itself through others
+daemon/, client/, run/, tools/ or src/shared/ depends on itself through others
 (no circle of files): neither through includes (a NAME.c with its NAME.h
 is one unit) nor through calls (which object file defines each symbol
 another one uses, from nm(1) over BUILD_ROOT, per library or program).
@@ -22,7 +22,7 @@ LAYERS = ["providers", "config", "core", "bus"]         # lowest first
 SHARED_BELOW = {"basic": set(), "events": {"basic"}, "wire": {"basic"}}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^">]+)[">]', re.M)
 SD_BUS = ("systemd/sd-bus.h", "bus-util.h", "bus-caller.h")
-TREES = ["daemon", "client", "tools", "src/shared"]
+TREES = ["daemon", "client", "run", "tools", "src/shared"]
 
 
 def layer_of(path):

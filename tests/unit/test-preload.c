@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* client/preload-files.c without a broker: which paths are the data file,
+/* run/preload-files.c without a broker: which paths are the data file,
  * the errnos a kernel program gets for the broker's refusals, and every
  * ioctl the library refuses before it asks the broker (bad structures,
  * addresses that are not there, flags it does not serve). */

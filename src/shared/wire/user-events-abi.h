@@ -6,7 +6,7 @@
  * (Documentation/trace/user_events.rst): the build machines' <linux/user_events.h> may
  * be the 6.1 one, whose struct user_reg is the 5.18-6.3 layout under the
  * same name and ioctl number. The upstream provider speaks them to the
- * kernel, the preload library (client/preload*.c) answers programs that
+ * kernel, the preload library (run/preload*.c) answers programs that
  * speak them.
  */
 

@@ -3,7 +3,7 @@
  * uebroker-run PROGRAM [ARGS...]: runs an existing user_events program as
  * it is, with libuebroker-preload.so preloaded, so that its
  * user_events_data is the broker's and its registrations go through the
- * broker (client/preload-files.h). Says so when the program is one the
+ * broker (run/preload-files.h). Says so when the program is one the
  * preload cannot reach (set-user-ID, statically linked, Go).
  */
 #include <errno.h>
