@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
+#include "broker-bus.h"
 #include "event-def.h"
 #include "list.h"
 #include "ring.h"
@@ -44,7 +45,7 @@
 #define UEB_ERROR_MAX 512
 /* A method call on the bus times out after this long (the host does not wait
  * that long: see UEB_CALL_WAIT_MAX_MSEC). */
-#define UEB_BUS_CALL_TIMEOUT_USEC (3 * 1000000ull)
+#define UEB_BUS_CALL_TIMEOUT_USEC BROKER_CALL_TIMEOUT_USEC
 /* A connection that has not finished authentication and Hello by then is
  * dropped and tried again (a bus that accepts but never answers). */
 #define UEB_CONNECT_TIMEOUT_USEC (3 * 1000000ull)

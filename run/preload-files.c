@@ -28,8 +28,8 @@
 #include "status-text.h"
 #include "user-events-abi.h"
 
-/* libuebroker's bound on one call to the broker (client-internal.h). */
-#define PRELOAD_CALL_TIMEOUT_USEC (3u * 1000000u)
+/* libuebroker's bound on one call to the broker. */
+#define PRELOAD_CALL_TIMEOUT_USEC BROKER_CALL_TIMEOUT_USEC
 
 /* Records and numbers live in chunks that are mapped once and never
  * unmapped: close() and the other calls a signal handler may make read

@@ -13,6 +13,12 @@
 #define BROKER_SESSION_PATH_PREFIX "/org/uebroker1/session"
 #define BROKER_SESSION_INTERFACE "org.uebroker1.Session"
 
+/* How long a client's method call to the broker may take on the bus, for
+ * every client of ours (libuebroker, the preload library): the broker
+ * answers within milliseconds unless polkit asks a person, and a client
+ * must not wait forever on a broker that hangs. */
+#define BROKER_CALL_TIMEOUT_USEC (3 * 1000000ull)
+
 #define BROKER_ERROR_INVALID_COMMAND "org.uebroker1.Error.InvalidCommand"
 #define BROKER_ERROR_NAME_IN_USE "org.uebroker1.Error.NameInUse"
 #define BROKER_ERROR_QUOTA_EXCEEDED "org.uebroker1.Error.QuotaExceeded"
