@@ -18,6 +18,7 @@
 
 #include "client-internal.h"
 #include "fd-util.h"
+#include "macro.h"
 
 static int timeout_ms(uint64_t deadline, uint64_t now) {
         uint64_t ms;
@@ -31,7 +32,7 @@ static int timeout_ms(uint64_t deadline, uint64_t now) {
 }
 
 static void *monitor_main(void *userdata) {
-        struct ueb_client *c = userdata;
+        struct ueb_client *c = ASSERT_PTR(userdata);
 
         pthread_mutex_lock(&c->lock);
         while (!c->stopping) {

@@ -23,6 +23,7 @@
 #include "time-util.h"
 #include "data-message.h"
 #include "fd-util.h"
+#include "macro.h"
 
 /* The thread id, cached per thread; a fork() makes every cache stale (the
  * child's thread has another id). */
@@ -109,7 +110,7 @@ static int ring_map(struct ueb_client *c, int fd, uint32_t size, void **ret) {
 }
 
 static int on_ring_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct ueb_client *c = userdata;
+        struct ueb_client *c = ASSERT_PTR(userdata);
         uint32_t size;
         void *map = NULL;
         int fd;

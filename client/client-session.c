@@ -23,6 +23,7 @@
 #include "client-internal.h"
 #include "fd-util.h"
 #include "status-text.h"
+#include "macro.h"
 
 /* tracefs, where a kernel provider's status page lives. */
 #define TRACEFS_MAGIC_NUMBER 0x74726163
@@ -30,7 +31,7 @@
 /* Name watch */
 
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct ueb_client *c = userdata;
+        struct ueb_client *c = ASSERT_PTR(userdata);
         const char *name, *old_owner, *new_owner;
 
         if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || strcmp(name, BROKER_BUS_NAME) != 0)
@@ -450,7 +451,7 @@ static int register_answer_apply(struct ueb_client *c, struct ueb_event *e, sd_b
 
 /* Runs in ueb_session_process(), lock held. */
 static int on_register_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct ueb_event *e = userdata;
+        struct ueb_event *e = ASSERT_PTR(userdata);
         int r;
 
         /* sd-bus holds its own reference while we run. */
@@ -529,7 +530,7 @@ static bool any_registered(const struct ueb_client *c) {
 }
 
 static int on_unregister_answer(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct unregister_answer *answer = userdata;
+        struct unregister_answer *answer = ASSERT_PTR(userdata);
         int r = 0;
 
         if (sd_bus_message_is_method_error(reply, NULL)) {

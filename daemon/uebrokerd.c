@@ -24,6 +24,7 @@
 #include "broker-config.h"
 #include "config.h"
 #include "log.h"
+#include "macro.h"
 
 enum bus_kind { BUS_SYSTEM, BUS_SESSION, BUS_ADDRESS };
 
@@ -233,7 +234,7 @@ struct reload_context {
  * why; then ready again either way (systemd 252's reload protocol for
  * Type=notify: RELOADING=1 with MONOTONIC_USEC, then READY=1). */
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        struct reload_context *ctx = userdata;
+        struct reload_context *ctx = ASSERT_PTR(userdata);
         _cleanup_free_ char *message = NULL;
         int r;
 

@@ -720,11 +720,15 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
 }
 
 static int method_register(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, register_event(userdata, m, false, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, register_event(b, m, false, error), error);
 }
 
 static int method_authorize(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, register_event(userdata, m, true, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, register_event(b, m, true, error), error);
 }
 
 static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
@@ -754,7 +758,9 @@ static int unregister_event(struct broker *b, sd_bus_message *m, sd_bus_error *e
 }
 
 static int method_unregister(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, unregister_event(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, unregister_event(b, m, error), error);
 }
 
 static const struct delivery_cost ring_reply_cost = { .fds = 1, .bytes = SMALL_REPLY_BYTES };
@@ -813,7 +819,9 @@ static int open_ring(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
 }
 
 static int method_open_ring(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, open_ring(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, open_ring(b, m, error), error);
 }
 
 static const struct delivery_cost open_session_reply_cost = { .bytes = SMALL_REPLY_BYTES };
@@ -845,7 +853,9 @@ static int open_session(struct broker *b, sd_bus_message *m, sd_bus_error *error
 }
 
 static int method_open_session(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, open_session(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, open_session(b, m, error), error);
 }
 
 /* Ends a data session the connection opened, as its connection's end
@@ -866,7 +876,9 @@ static int close_session(struct broker *b, sd_bus_message *m, sd_bus_error *erro
 }
 
 static int method_close_session(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, close_session(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, close_session(b, m, error), error);
 }
 
 static bool event_name_plausible(const char *name) {
@@ -902,7 +914,9 @@ static int withdraw_grant(struct broker *b, sd_bus_message *m, sd_bus_error *err
 }
 
 static int method_withdraw(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, withdraw_grant(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, withdraw_grant(b, m, error), error);
 }
 
 static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
@@ -953,7 +967,9 @@ static int delete_event(struct broker *b, sd_bus_message *m, sd_bus_error *error
 }
 
 static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, delete_event(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, delete_event(b, m, error), error);
 }
 
 /* An upper bound of the ListEvents reply: each event's name, fields text
@@ -1014,7 +1030,9 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
 }
 
 static int method_list_events(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, list_events(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, list_events(b, m, error), error);
 }
 
 static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) {
@@ -1056,7 +1074,9 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
 }
 
 static int method_get_status(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, get_status(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, get_status(b, m, error), error);
 }
 
 /* The reply to Record and RecordMatching: the stream @fd (ours, closed by
@@ -1066,7 +1086,7 @@ static const struct delivery_cost record_reply_cost = { .fds = 1, .bytes = SMALL
 /* A record stream is charged to its caller's uid until the provider lets
  * it go (provider_stream_owner): the charge goes with the stream. */
 static void stream_charge_closed(void *userdata) {
-        struct user_charge *c = userdata;
+        struct user_charge *c = ASSERT_PTR(userdata);
 
         user_charge_deinit(c);
         free(c);
@@ -1191,7 +1211,9 @@ static int record_events(struct broker *b, sd_bus_message *m, sd_bus_error *erro
 }
 
 static int method_record(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, record_events(userdata, m, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, record_events(b, m, error), error);
 }
 
 static int check_record_pattern(const char *pattern, size_t index, void *userdata, sd_bus_error *error) {
@@ -1260,11 +1282,15 @@ static int record_matching(struct broker *b, sd_bus_message *m, bool kernel_page
 }
 
 static int method_record_matching(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, record_matching(userdata, m, false, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, record_matching(b, m, false, error), error);
 }
 
 static int method_record_kernel_pages(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return refused(userdata, m, record_matching(userdata, m, true, error), error);
+        struct broker *b = ASSERT_PTR(userdata);
+
+        return refused(b, m, record_matching(b, m, true, error), error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -1274,21 +1300,21 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
 
 static int property_get_provider(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
 
         return sd_bus_message_append(reply, "s", provider_link_name(&b->link));
 }
 
 static int property_get_max_events(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
 
         return sd_bus_message_append(reply, "u", broker_max_events(b));
 }
 
 static int property_get_active_events(sd_bus *bus, const char *path, const char *interface, const char *property,
                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
 
         return sd_bus_message_append(reply, "u", b->registry.n_events);
 }
@@ -1297,7 +1323,7 @@ static int property_get_active_events(sd_bus *bus, const char *path, const char 
  * (the kernel carries the records). */
 static int property_get_record_counters(sd_bus *bus, const char *path, const char *interface, const char *property,
                                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
         struct provider_counters c;
         int r;
 
@@ -1317,7 +1343,7 @@ static int property_get_record_counters(sd_bus *bus, const char *path, const cha
 /* What the bus has not delivered yet (delivery.h), for uebctl status. */
 static int property_get_delivery(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
         struct delivery_stats st;
 
         delivery_get_stats(b->delivery, &st);
@@ -1350,7 +1376,7 @@ static const struct {
 
 static int property_get_pools(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(sttt)");
@@ -1372,7 +1398,7 @@ static int property_get_pools(sd_bus *bus, const char *path, const char *interfa
  * `uebctl status` shows it; a refusal names the same uids. */
 static int property_get_pool_holders(sd_bus *bus, const char *path, const char *interface, const char *property,
                                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(sta(ut))");
@@ -1536,7 +1562,7 @@ static uint64_t builtin_reply_bytes(sd_bus_message *m) {
 /* Every incoming message, before sd-bus dispatches it: 1 consumes it. */
 static int on_incoming(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
         struct peer *p;
         int r;
 
@@ -1575,7 +1601,7 @@ static unsigned sessions_within_fd_limit(unsigned clients, unsigned fds_per_sess
 }
 
 static void on_client_gone(const char *unique_name, void *userdata) {
-        struct broker *b = userdata;
+        struct broker *b = ASSERT_PTR(userdata);
 
         polkit_registry_forget_sender(b->polkit, unique_name);
         peer_gone(&b->peers, unique_name);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "bus-departures.h"
+#include "macro.h"
 
 struct departure_watch {
         bus_departure_handler_t handler;
@@ -10,7 +11,7 @@ struct departure_watch {
 };
 
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct departure_watch *w = userdata;
+        struct departure_watch *w = ASSERT_PTR(userdata);
         const char *name, *old_owner, *new_owner;
 
         if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)

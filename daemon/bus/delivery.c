@@ -11,6 +11,7 @@
 #include "delivery.h"
 #include "log.h"
 #include "time-util.h"
+#include "macro.h"
 
 /* Back-off between questions while a client's queue does not drain: 10 ms
  * doubling to 2 s. */
@@ -156,7 +157,7 @@ static void start_queued_probes(struct delivery *d) {
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
-        struct delivery_ledger *l = userdata;
+        struct delivery_ledger *l = ASSERT_PTR(userdata);
 
         l->retry = sd_event_source_disable_unref(l->retry);
         probe_start(l);
@@ -256,7 +257,7 @@ static void give_up_confirming(struct delivery *d, struct delivery_ledger *l, co
 }
 
 static int on_stats(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct delivery_ledger *l = userdata;
+        struct delivery_ledger *l = ASSERT_PTR(userdata);
         struct delivery *d = l->delivery;
         uint32_t bytes = 0, fds = 0;
 
@@ -416,7 +417,7 @@ static void held_expire(struct delivery *d, struct held_reply *h) {
 static void hold_timer_arm(struct delivery *d);
 
 static int on_hold_timer(sd_event_source *source, uint64_t usec, void *userdata) {
-        struct delivery *d = userdata;
+        struct delivery *d = ASSERT_PTR(userdata);
         uint64_t now = monotonic_usec();
 
         while (d->held && now - d->held->since_usec >= HOLD_MAX_USEC)
@@ -603,7 +604,7 @@ static void log_stall(struct delivery *d, uint64_t queued, uint64_t stuck_usec) 
 }
 
 static int on_watch(sd_event_source *s, uint64_t usec, void *userdata) {
-        struct delivery *d = userdata;
+        struct delivery *d = ASSERT_PTR(userdata);
         uint64_t queued = 0, now = monotonic_usec();
 
         (void) sd_bus_get_n_queued_write(d->bus, &queued);

@@ -11,6 +11,7 @@
 #include "cleanup.h"
 #include "event-change.h"
 #include "log.h"
+#include "macro.h"
 
 /* An event changed since the last batch, with what listeners were told
  * then. */
@@ -113,7 +114,7 @@ static void send_batch(struct event_signals *s) {
 }
 
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
-        struct event_signals *s = userdata;
+        struct event_signals *s = ASSERT_PTR(userdata);
 
         s->last_batch_usec = usec;
         send_batch(s);
@@ -143,7 +144,7 @@ static void schedule(struct event_signals *s) {
 }
 
 static void on_change(void *userdata, const struct broker_event *ev, bool added) {
-        struct event_signals *s = userdata;
+        struct event_signals *s = ASSERT_PTR(userdata);
         struct pending_change key = { .name = ev->def->name }, *c;
         void *node;
 

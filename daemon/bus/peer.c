@@ -18,6 +18,7 @@
 #include "ring.h"
 #include "peer.h"
 #include "user-charges.h"
+#include "macro.h"
 
 static int compare_by_bus_name(const void *a, const void *b) {
         const struct peer *x = a, *y = b;
@@ -86,7 +87,7 @@ static int peer_identified(struct peer *p, sd_bus_error *error);
 
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        struct peer *p = userdata;
+        struct peer *p = ASSERT_PTR(userdata);
         int r;
 
         p->identify_slot = sd_bus_slot_unref(p->identify_slot);

@@ -23,6 +23,7 @@
 #include "polkit-queue.h"
 #include "polkit.h"
 #include "user-charges.h"
+#include "macro.h"
 
 #define POLKIT_BUS_NAME "org.freedesktop.PolicyKit1"
 #define POLKIT_OBJECT "/org/freedesktop/PolicyKit1/Authority"
@@ -232,7 +233,7 @@ static void query_answered(struct polkit_query *q) {
 }
 
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        struct polkit_query *q = userdata;
+        struct polkit_query *q = ASSERT_PTR(userdata);
         struct polkit_registry *reg = q->registry;
 
         q->call_slot = sd_bus_slot_unref(q->call_slot);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
 #include "admission.h"
 
 enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bool exempt, bool over_part,
@@ -6,6 +8,8 @@ enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bo
                                        struct broker_event **ret_victim) {
         struct broker_event *victim;
         bool user_full = !exempt && event_registry_count_owned(reg, uid) >= limits->events_per_user;
+
+        assert(reg);
 
         *ret_victim = NULL;
         if (user_full || over_part) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "fd-util.h"
 #include "provider-link.h"
 #include "ring.h"
+#include "macro.h"
 
 int data_session_path_id(const char *path, uint64_t *ret_id) {
         const size_t prefix = strlen(BROKER_SESSION_PATH_PREFIX);
@@ -37,6 +39,8 @@ int data_session_path_id(const char *path, uint64_t *ret_id) {
 }
 
 const char *data_session_path(const struct data_session *ds, char buf[static DATA_SESSION_PATH_MAX]) {
+        assert(ds);
+
         if (ds->id == 0)
                 return BROKER_OBJECT_PATH;
         snprintf(buf, DATA_SESSION_PATH_MAX, "%s/%" PRIu64, BROKER_SESSION_PATH_PREFIX, ds->id);
@@ -45,6 +49,8 @@ const char *data_session_path(const struct data_session *ds, char buf[static DAT
 
 void data_session_init(struct data_session *ds, const struct data_session_context *context,
                        const struct data_session_owner *owner, uint64_t id) {
+        assert(ds);
+
         *ds = (struct data_session) { .context = context, .owner = *owner, .id = id };
         user_charge_init(&ds->client_charge, context->charges, owner->uid, CHARGE_CLIENTS);
         user_charge_init(&ds->ring_charge, context->charges, owner->uid, CHARGE_RING_BYTES);
@@ -56,7 +62,7 @@ static void release_event(struct data_session *ds, struct broker_event *ev, bool
 }
 
 void data_session_done(struct data_session *ds) {
-        struct provider_link *link = ds->context->link;
+        struct provider_link *link = ASSERT_PTR(ds)->context->link;
 
         /* The provider reads what the client still had queued first, while
          * every bound event is still there. */
@@ -79,7 +85,8 @@ void data_session_done(struct data_session *ds) {
 }
 
 int data_session_open_provider(struct data_session *ds) {
-        struct provider_peer who = { .pid = ds->owner.pid, .uid = ds->owner.uid, .bus_name = ds->owner.bus_name };
+        const struct data_session_owner *o = &ASSERT_PTR(ds)->owner;
+        struct provider_peer who = { .pid = o->pid, .uid = o->uid, .bus_name = o->bus_name };
         bool charged_here = false;
         int r;
 
@@ -98,7 +105,7 @@ int data_session_open_provider(struct data_session *ds) {
 }
 
 int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t *ret_size) {
-        const struct data_session_context *reg = ds->context;
+        const struct data_session_context *reg = ASSERT_PTR(ds)->context;
         uid_t uid = ds->owner.uid;
         uint64_t room = user_charges_room(reg->charges, uid, CHARGE_RING_BYTES), mapped = 0;
         int fd, r;
@@ -135,7 +142,7 @@ static void close_ring(struct data_session *ds) {
 }
 
 int data_session_find_registration(struct data_session *ds, struct broker_event *ev, uint32_t *ret_write_index) {
-        int index = write_indexes_find(&ds->indexes, ev);
+        int index = write_indexes_find(&ASSERT_PTR(ds)->indexes, ev);
 
         if (index < 0 || !ds->indexes.entries[index].active)
                 return -ENOENT;
@@ -144,7 +151,7 @@ int data_session_find_registration(struct data_session *ds, struct broker_event 
 }
 
 int data_session_register(struct data_session *ds, struct broker_event *ev, uint32_t *ret_write_index) {
-        unsigned active_before = ds->indexes.n_active;
+        unsigned active_before = ASSERT_PTR(ds)->indexes.n_active;
         int r;
 
         r = provider_link_register(ds->context->link, ds->provider_session, &ds->indexes, ev,
@@ -172,6 +179,8 @@ int data_session_unregister(struct data_session *ds, uint32_t write_index) {
 }
 
 bool data_session_is_granted(const struct data_session *ds, const struct broker_event *ev) {
+        assert(ds);
+
         for (unsigned i = 0; i < ds->n_granted; i++)
                 if (ds->granted[i] == ev)
                         return true;
@@ -181,6 +190,8 @@ bool data_session_is_granted(const struct data_session *ds, const struct broker_
 int data_session_grant(struct data_session *ds, struct broker_event *ev) {
         struct broker_event **granted;
         int r;
+
+        assert(ds);
 
         granted = reallocarray(ds->granted, ds->n_granted + 1, sizeof(*granted));
         if (!granted)
@@ -195,6 +206,8 @@ int data_session_grant(struct data_session *ds, struct broker_event *ev) {
 }
 
 int data_session_withdraw(struct data_session *ds, struct broker_event *ev) {
+        assert(ds);
+
         for (unsigned i = 0; i < ds->n_granted; i++) {
                 int r;
 

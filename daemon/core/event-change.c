@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "event-change.h"
 
+#include <assert.h>
 #include <string.h>
 
 unsigned event_change_signals(const struct event_presence *announced, const struct event_presence *now) {
+
         if (!announced->present)
                 return now->present ? EVENT_SIGNAL_ADDED : 0;
         if (!now->present)

@@ -8,6 +8,7 @@
 
 #include "event-registry.h"
 #include "time-util.h"
+#include "macro.h"
 
 static uint64_t boottime_usec(void) {
         return clock_ns(CLOCK_BOOTTIME) / 1000u;
@@ -20,6 +21,8 @@ static int compare_by_name(const void *a, const void *b) {
 }
 
 void event_registry_init(struct event_registry *reg, struct provider_link *link, struct user_charges *charges) {
+        assert(reg);
+
         *reg = (struct event_registry) {
                 .link = link,
                 .charges = charges,
@@ -35,6 +38,8 @@ static void broker_event_free(struct broker_event *ev) {
 }
 
 void event_registry_done(struct event_registry *reg) {
+        assert(reg);
+
         for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
                 struct broker_event *ev = reg->by_index[i];
 
@@ -52,7 +57,7 @@ void event_registry_done(struct event_registry *reg) {
 struct broker_event *event_registry_find(struct event_registry *reg, const char *name) {
         struct event_def key_def = { .name = (char *) name };
         struct broker_event key = { .def = &key_def };
-        void *found = tfind(&key, &reg->by_name, compare_by_name);
+        void *found = tfind(&key, &ASSERT_PTR(reg)->by_name, compare_by_name);
 
         return found ? *(struct broker_event **) found : NULL;
 }
@@ -73,6 +78,8 @@ static uint32_t allocate_index(struct event_registry *reg) {
 }
 
 int event_registry_add(struct event_registry *reg, struct event_def *def, uid_t owner, struct broker_event **ret) {
+        assert(reg);
+
         return event_registry_add_at(reg, def, owner, 0, ret);
 }
 
@@ -142,6 +149,8 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
 struct event_def *event_registry_remove_keep_def(struct event_registry *reg, struct broker_event *ev) {
         struct event_def *def = ev->def;
 
+        assert(reg);
+
         assert(ev->n_bound_sessions == 0);
         if (reg->on_change)
                 reg->on_change(reg->on_change_userdata, ev, false);
@@ -156,24 +165,34 @@ struct event_def *event_registry_remove_keep_def(struct event_registry *reg, str
 }
 
 void event_registry_remove(struct event_registry *reg, struct broker_event *ev) {
+        assert(reg);
+
         event_def_free(event_registry_remove_keep_def(reg, ev));
 }
 
 uint8_t broker_event_status(struct event_registry *reg, struct broker_event *ev) {
+        assert(reg);
+
         return provider_link_event_status(reg->link, ev->provider_event);
 }
 
 bool broker_event_in_use(struct event_registry *reg, struct broker_event *ev) {
+        assert(reg);
+
         (void) reg;
         return ev->n_registrations > 0 || ev->n_bound_sessions > 0;
 }
 
 void event_registry_touch(struct event_registry *reg, struct broker_event *ev) {
+        assert(reg);
+
         ev->last_used = ++reg->use_clock;
         ev->last_used_usec = reg->now_usec();
 }
 
 void event_registry_use(struct event_registry *reg, struct broker_event *ev, int bound, int registered) {
+        assert(reg);
+
         assert(bound >= -1 && bound <= 1 && registered >= -1 && registered <= 1);
         assert(bound >= 0 || ev->n_bound_sessions > 0);
         assert(registered >= 0 || ev->n_registrations > 0);
@@ -184,6 +203,8 @@ void event_registry_use(struct event_registry *reg, struct broker_event *ev, int
 
 struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_t owner, uint64_t used_before_usec) {
         struct broker_event *oldest = NULL;
+
+        assert(reg);
 
         for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
                 struct broker_event *ev = reg->by_index[i];
@@ -197,5 +218,7 @@ struct broker_event *event_registry_find_unused(struct event_registry *reg, uid_
 }
 
 unsigned event_registry_count_owned(struct event_registry *reg, uid_t owner) {
+        assert(reg);
+
         return (unsigned) user_charges_held(reg->charges, owner, CHARGE_EVENTS);
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -53,6 +54,8 @@ static const char *store_line(struct broker_event *ev) {
 
 char *event_store_format(struct event_registry *reg) {
         struct strbuf sb = STRBUF_INIT;
+
+        assert(reg);
 
         for (uint32_t i = 1; i < STATUS_PAGE_SIZE; i++) {
                 struct broker_event *ev = reg->by_index[i];
@@ -128,6 +131,8 @@ int event_store_parse(struct event_registry *reg, const char *text, size_t size,
         const char *line = text, *end = text + size;
         int n = 0, r;
 
+        assert(reg);
+
         while (line < end) {
                 const char *nl = memchr(line, '\n', (size_t) (end - line));
                 size_t len = (size_t) ((nl ?: end) - line);
@@ -170,6 +175,8 @@ int event_store_save(struct event_registry *reg, const char *state_dir) {
         _cleanup_free_ char *text = NULL, *path = NULL, *tmp = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t size, done = 0;
+
+        assert(reg);
 
         text = event_store_format(reg);
         path = store_path(state_dir, "");
@@ -216,6 +223,8 @@ int event_store_load(struct event_registry *reg, const char *state_dir) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
         size_t size = 0;
+
+        assert(reg);
 
         path = store_path(state_dir, "");
         if (!path)

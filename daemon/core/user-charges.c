@@ -9,6 +9,7 @@
 #include "privileged-uid.h"
 #include "time-util.h"
 #include "user-charges.h"
+#include "macro.h"
 
 /* What one uid holds; dropped once it holds nothing, so the tree never
  * grows with users that have gone. */
@@ -43,8 +44,10 @@ bool charge_within_part(uint64_t pool, uint64_t total, uint64_t user, uint64_t a
 
 enum charge_verdict charge_decide(const struct charge_bound *bound, const struct charge_usage *usage, uint64_t amount,
                                   bool privileged) {
-        bool share_exempt = privileged && bound->privileged_exempt;
+        bool share_exempt;
 
+        assert(bound && usage);
+        share_exempt = privileged && bound->privileged_exempt;
         if (!share_exempt && (usage->user > bound->share || amount > bound->share - usage->user))
                 return CHARGE_OVER_SHARE;
         if (usage->total > bound->pool || amount > bound->pool - usage->total)
@@ -56,8 +59,10 @@ enum charge_verdict charge_decide(const struct charge_bound *bound, const struct
 
 bool rate_decide(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec,
                  uint64_t *ret_wait_usec) {
-        uint64_t room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
+        uint64_t room;
 
+        assert(bound && bucket);
+        room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
         bucket_refill(bound, bucket, now_usec);
         if (bucket->used <= room && RATE_TAKE_UNITS <= room - bucket->used) {
                 bucket->used += RATE_TAKE_UNITS;
@@ -123,15 +128,21 @@ static void account_trim(struct user_charges *c, struct user_account *a) {
 }
 
 void user_charges_init(struct user_charges *c, const struct charge_bounds *bounds) {
+        assert(c);
+
         *c = (struct user_charges) { .bounds = *bounds, .now_usec = monotonic_usec };
 }
 
 void user_charges_done(struct user_charges *c) {
+        assert(c);
+
         tdestroy(c->by_uid, free);
         *c = (struct user_charges) { .bounds = c->bounds, .now_usec = c->now_usec };
 }
 
 void user_charges_set_bounds(struct user_charges *c, const struct charge_bounds *bounds) {
+        assert(c);
+
         c->bounds = *bounds;
 }
 
@@ -151,7 +162,7 @@ static void add(struct user_charges *c, struct user_account *a, enum charge_kind
 int user_charges_check(const struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
         uint64_t held = user_charges_held(c, uid, kind);
         struct charge_usage usage = {
-                .total = c->total[kind],
+                .total = ASSERT_PTR(c)->total[kind],
                 .user = held,
                 .others = user_charges_other_holders(c, uid, kind),
         };
@@ -173,6 +184,8 @@ int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, 
         struct user_account *a;
         int r;
 
+        assert(c);
+
         r = user_charges_check(c, uid, kind, amount);
         if (r < 0)
                 return r;
@@ -186,6 +199,8 @@ int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, 
 int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
         struct user_account *a = account_get(c, uid);
 
+        assert(c);
+
         if (!a)
                 return -ENOMEM;
         add(c, a, kind, amount);
@@ -194,6 +209,8 @@ int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind,
 
 void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
         struct user_account *a = account_find(c, uid);
+
+        assert(c);
 
         if (!a)
                 return;
@@ -207,6 +224,8 @@ void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind ki
 }
 
 void user_charge_init(struct user_charge *ch, struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        assert(ch);
+
         *ch = (struct user_charge) { .charges = c, .uid = uid, .kind = kind };
 }
 
@@ -224,14 +243,20 @@ static int charge_add(struct user_charge *ch, uint64_t amount, bool force) {
 }
 
 int user_charge_take(struct user_charge *ch, uint64_t amount) {
+        assert(ch);
+
         return charge_add(ch, amount, false);
 }
 
 int user_charge_force(struct user_charge *ch, uint64_t amount) {
+        assert(ch);
+
         return charge_add(ch, amount, true);
 }
 
 void user_charge_release(struct user_charge *ch, uint64_t amount) {
+        assert(ch);
+
         if (amount > ch->amount)
                 amount = ch->amount;
         if (amount == 0)
@@ -241,11 +266,13 @@ void user_charge_release(struct user_charge *ch, uint64_t amount) {
 }
 
 void user_charge_deinit(struct user_charge *ch) {
+        assert(ch);
+
         user_charge_release(ch, ch->amount);
 }
 
 int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {
-        const struct rate_bound *bound = &c->bounds.rate[kind];
+        const struct rate_bound *bound = &ASSERT_PTR(c)->bounds.rate[kind];
         struct user_account *a;
 
         if (bound->privileged_exempt && uid_privileged(uid))
@@ -260,8 +287,10 @@ int user_charges_take_rate(struct user_charges *c, uid_t uid, enum rate_kind kin
 
 /* How long until @bucket holds less than @bound's burst: 0 when it does. */
 static uint64_t bucket_debt_wait(const struct rate_bound *bound, struct token_bucket *bucket, uint64_t now_usec) {
-        uint64_t room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
+        uint64_t room;
 
+        assert(bound && bucket);
+        room = bound->burst <= UINT64_MAX / RATE_TAKE_UNITS ? bound->burst * RATE_TAKE_UNITS : UINT64_MAX;
         bucket_refill(bound, bucket, now_usec);
         if (bucket->used < room)
                 return 0;
@@ -269,7 +298,7 @@ static uint64_t bucket_debt_wait(const struct rate_bound *bound, struct token_bu
 }
 
 int user_charges_rate_allowed(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t *ret_wait_usec) {
-        const struct rate_bound *bound = &c->bounds.rate[kind];
+        const struct rate_bound *bound = &ASSERT_PTR(c)->bounds.rate[kind];
         const struct rate_bound all = { .burst = bound->all_burst, .per_minute = bound->all_per_minute };
         uint64_t now = c->now_usec(), wait;
         struct user_account *a;
@@ -301,7 +330,7 @@ static void bucket_charge(struct token_bucket *bucket, uint64_t takes) {
 }
 
 void user_charges_rate_charge(struct user_charges *c, uid_t uid, enum rate_kind kind, uint64_t takes) {
-        const struct rate_bound *bound = &c->bounds.rate[kind];
+        const struct rate_bound *bound = &ASSERT_PTR(c)->bounds.rate[kind];
         struct user_account *a;
 
         if (bound->privileged_exempt && uid_privileged(uid))
@@ -315,11 +344,15 @@ void user_charges_rate_charge(struct user_charges *c, uid_t uid, enum rate_kind 
 }
 
 bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
+        assert(c);
+
         return c->bounds.kind[kind].privileged_exempt && uid_privileged(uid);
 }
 
 uint64_t user_charges_other_holders(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
         bool counted = !uid_privileged(uid) && user_charges_held(c, uid, kind) > 0;
+
+        assert(c);
 
         return c->holders[kind] - counted;
 }
@@ -327,11 +360,13 @@ uint64_t user_charges_other_holders(const struct user_charges *c, uid_t uid, enu
 uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
         const struct user_account *a = account_find(c, uid);
 
+        assert(c);
+
         return a ? a->held[kind] : 0;
 }
 
 uint64_t user_charges_room(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
-        const struct charge_bound *bound = &c->bounds.kind[kind];
+        const struct charge_bound *bound = &ASSERT_PTR(c)->bounds.kind[kind];
         uint64_t pool_room = bound->pool > c->total[kind] ? bound->pool - c->total[kind] : 0;
         uint64_t held = user_charges_held(c, uid, kind);
         uint64_t share_room = bound->share > held ? bound->share - held : 0;
@@ -358,7 +393,7 @@ struct holders_walk {
 
 static void holders_visit(const void *node, VISIT which, void *userdata) {
         const struct user_account *a = *(const struct user_account *const *) node;
-        struct holders_walk *w = userdata;
+        struct holders_walk *w = ASSERT_PTR(userdata);
         const struct user_account *carry = a;
 
         if ((which != postorder && which != leaf) || a->held[w->kind] == 0)
@@ -379,6 +414,8 @@ uint64_t user_charges_top_holders(const struct user_charges *c, enum charge_kind
         struct holders_walk w = { .kind = kind };
         size_t n = 0;
 
+        assert(c);
+
         twalk_r(c->by_uid, holders_visit, &w);
         for (; n < CHARGE_TOP_HOLDERS && w.top[n]; n++)
                 ret[n] = (struct charge_holder) { .uid = w.top[n]->uid, .held = w.top[n]->held[kind] };
@@ -390,6 +427,8 @@ const char *user_charges_holders_text(const struct user_charges *c, enum charge_
         struct charge_holder top[CHARGE_TOP_HOLDERS];
         size_t at = 0, n;
         uint64_t all;
+
+        assert(c);
 
         if (size == 0)
                 return buf;

@@ -166,7 +166,7 @@ struct ring_batch {
 };
 
 static bool on_ring_want(const struct ring_record *rec, void *userdata) {
-        struct ring_batch *b = userdata;
+        struct ring_batch *b = ASSERT_PTR(userdata);
 
         /* No copy for what no one records: a lookup is all it costs. */
         b->event = embedded_session_record_accept(b->session, rec->write_index, rec->payload_len);
@@ -174,7 +174,7 @@ static bool on_ring_want(const struct ring_record *rec, void *userdata) {
 }
 
 static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
-        struct ring_batch *b = userdata;
+        struct ring_batch *b = ASSERT_PTR(userdata);
 
         embedded_session_record_deliver(b->session, b->event, rec->write_index, payload, rec->payload_len, b->timestamp_ns,
                                rec->tid, rec->timestamp_ns);
@@ -236,7 +236,7 @@ void embedded_session_ring_read(struct provider_session *s, bool all) {
 }
 
 static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userdata) {
-        struct provider *p = userdata;
+        struct provider *p = ASSERT_PTR(userdata);
         uint64_t fullest = 0;           /* in 64ths of its ring: what one tick found */
 
         LIST_FOREACH(rings, s, p->rings) {

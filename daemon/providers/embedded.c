@@ -39,6 +39,7 @@
 #include "embedded-internal.h"
 #include "fd-util.h"
 #include "time-util.h"
+#include "macro.h"
 
 static int embedded_probe(const struct provider_settings *settings, char **ret_reason) {
         /* memfd_create and AF_UNIX sockets are all it needs. */
@@ -248,7 +249,7 @@ static int session_receive_batch(struct provider_session *s, unsigned max, bool 
 }
 
 static int session_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct provider_session *s = userdata;
+        struct provider_session *s = ASSERT_PTR(userdata);
         struct provider *p = s->provider;
         bool shut_down = revents & (EPOLLRDHUP | EPOLLHUP), eof = false;
         size_t bytes;

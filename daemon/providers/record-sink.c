@@ -11,6 +11,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "record-sink.h"
+#include "macro.h"
 
 struct record_sink {
         int fd;
@@ -110,7 +111,7 @@ int record_sink_flush(struct record_sink *s) {
 }
 
 static int sink_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct record_sink *s = userdata;
+        struct record_sink *s = ASSERT_PTR(userdata);
         bool was_waiting = s->waiting;
 
         if (revents & (EPOLLHUP | EPOLLERR)) {

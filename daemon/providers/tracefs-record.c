@@ -249,7 +249,7 @@ static void send_page(struct tracefs_recorder *r, int cpu, int size) {
 }
 
 static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        struct recorder_cpu *c = userdata;
+        struct recorder_cpu *c = ASSERT_PTR(userdata);
         struct tracefs_recorder *r = c->recorder;
         /* The instance's clock is "mono": records carry the time of the
          * write; the stream's timestamps are CLOCK_REALTIME
@@ -275,7 +275,7 @@ static int cpu_io(sd_event_source *source, int fd, uint32_t revents, void *userd
 }
 
 static void sink_gone(void *userdata) {
-        struct tracefs_recorder *r = userdata;
+        struct tracefs_recorder *r = ASSERT_PTR(userdata);
 
         r->on_gone(r->userdata);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <assert.h>
+
 /* MIN() and MAX() of two values of one type, each evaluated once. */
 #define MIN(a, b)                                                       \
         __extension__({                                                 \
@@ -28,4 +30,13 @@
                 __typeof__(n) _n = (n);                                 \
                 __typeof__(d) _d = (d);                                 \
                 _n / _d + (_n % _d != 0);                               \
+        })
+
+/* @p, asserted non-NULL, once: a callback's userdata, a handler's object
+ * (systemd's ASSERT_PTR()). */
+#define ASSERT_PTR(p)                                                   \
+        __extension__({                                                 \
+                __typeof__(p) _p = (p);                                 \
+                assert(_p);                                             \
+                _p;                                                     \
         })
