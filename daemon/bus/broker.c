@@ -711,11 +711,8 @@ static int register_event(struct broker *b, sd_bus_message *m, bool grant, sd_bu
 
         event_registry_touch(&b->registry, ev);
         if (grant)
-                return reply_with(b, p, m, reply_cost, error, "h",
-                                  provider_link_session_data_fd(&b->link, ds->provider_session));
-        return reply_with(b, p, m, reply_cost, error, "hhuu",
-                          provider_link_session_data_fd(&b->link, ds->provider_session),
-                          provider_link_session_status_fd(&b->link, ds->provider_session),
+                return reply_with(b, p, m, reply_cost, error, "h", data_session_data_fd(ds));
+        return reply_with(b, p, m, reply_cost, error, "hhuu", data_session_data_fd(ds), data_session_status_fd(ds),
                           ev->status_index, write_index);
 }
 

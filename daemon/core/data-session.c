@@ -104,6 +104,16 @@ int data_session_open_provider(struct data_session *ds) {
         return r;
 }
 
+int data_session_data_fd(const struct data_session *ds) {
+        assert(ds && ds->provider_session);
+        return provider_link_session_data_fd(ds->context->link, ds->provider_session);
+}
+
+int data_session_status_fd(const struct data_session *ds) {
+        assert(ds && ds->provider_session);
+        return provider_link_session_status_fd(ds->context->link, ds->provider_session);
+}
+
 int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t *ret_size) {
         const struct data_session_context *reg = ASSERT_PTR(ds)->context;
         uid_t uid = ds->owner.uid;

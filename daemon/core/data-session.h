@@ -115,6 +115,14 @@ void data_session_done(struct data_session *ds);
 int data_session_open_provider(struct data_session *ds);
 
 /**
+ * data_session_data_fd() - the data file the client writes to, and
+ * data_session_status_fd() - its status page, read-only: descriptors of
+ * the open provider session, borrowed (the caller dups what it sends).
+ */
+int data_session_data_fd(const struct data_session *ds);
+int data_session_status_fd(const struct data_session *ds);
+
+/**
  * data_session_open_ring() - a shared-memory ring (OpenRing) of about
  * @requested bytes, charged within RingMemory= and RingMemoryPerUserKiB=:
  * its memfd (the caller's) and the size granted in *@ret_size; -ENOENT
