@@ -35,63 +35,9 @@
  * called new()), one at a time; none is thread-safe, none may be called
  * from another thread. A provider's own event sources run there too.
  *
- * How the kernel providers map onto this (upstream is written:
- * providers/upstream.c; nothing above this interface changed for it):
- *
- * upstream user_events (Linux 6.4+, Documentation/trace/user_events.rst):
- *   probe        tracefs user_events_data exists, and user_events_status is
- *                not mmap()able (that is the v1 interface).
- *   event_add    nothing in the kernel yet (a non-PERSIST event exists only
- *                while registered); remembers the definition with flags
- *                dropped (upstream rejects text flags).
- *   session_new  opens user_events_data for the client (data fd = that open
- *                file, or on a kernel with kernel/upstream-6.12's
- *                restricted handles a write-only handle of it) and creates
- *                a memfd status page (4096 bytes) which the broker maps
- *                read-write and seals like the embedded page; the client
- *                maps it read-only.
- *   session_register
- *                DIAG_IOCSREG on the session's data fd with
- *                enable_addr = page + (status_index & ~3), enable_size = 4,
- *                enable_bit = (status_index & 3) * 8: on little-endian that
- *                bit is the lowest bit of byte status_index, so byte
- *                status_index is non-zero while the event is enabled, the
- *                same contract as a v1 page. The kernel returns the write
- *                index, which must be the one the broker gave. The
- *                broker's process is the one registering, so the
- *                kernel's remote writes land in the broker's mapping of the
- *                memfd, which the client sees through its own mapping.
- *   session_unregister
- *                DIAG_IOCSUNREG with the same address and bit.
- *   session_grant / session_withdraw
- *                with restricted handles: the session's data fd becomes a
- *                granting handle, DIAG_IOCSGRANT / DIAG_IOCSREVOKE of the
- *                definition on it; nothing on a stock kernel.
- *   event_status reads a session page byte or the tracefs enable file.
- *   record       a tracefs instance per recorder (tracefs-record.c),
- *                read and re-sent in the uebroker-record.h format.
- *
- * v1 user_events (the original interface, kernel/; providers/v1.c):
- *   probe        tracefs speaks the original interface (a mappable
- *                user_events_status with Max: 4096) and DIAG_IOCGWRITER
- *                works on user_events_data.
- *   event_add    registers the event on a data file opened for that and
- *                closed at once (v1 events persist); the kernel returns its
- *                status index, which the provider reports back instead of
- *                the proposed one.
- *   session_new  opens user_events_data for the session (the broker
- *                registers on it) and makes a write-only handle of it
- *                (DIAG_IOCGWRITER): the client's data fd. The status fd is
- *                user_events_status opened read-only, one for all sessions.
- *   session_register
- *                DIAG_IOCSREG (v1 struct) on the session's data file; the
- *                kernel's write index must be the broker's.
- *   session_unregister
- *                nothing: the interface has no unregistration.
- *   event_remove DIAG_IOCSDEL by name once nothing holds it.
- *   event_status byte status_index of the mapped kernel page.
- *   record       a tracefs instance per recorder (tracefs-record.c); the
- *                events persist, so nothing is registered for it.
+ * How each provider implements the operations is said at the top of its
+ * file: embedded.c, upstream.c (Linux 6.4+, with the restricted handles of
+ * kernel/upstream-6.12/ when the kernel has them) and v1.c (kernel/).
  */
 
 #include <stdbool.h>

@@ -16,7 +16,11 @@
  *     (global), so each event has its own byte on every page.
  * Enablers belong to the broker's mm, not to the file: before a page is
  * unmapped each of its enablers is unregistered, or the kernel would keep
- * writing into whatever is mapped there later.
+ * writing into whatever is mapped there later. An enabler is the u32 at
+ * page + (status_index & ~3), bit (status_index & 3) * 8 (on little-endian
+ * the lowest bit of byte status_index: the byte is non-zero while the
+ * event is enabled, as on a v1 page); the kernel's remote writes land in
+ * the broker's mapping of the memfd, which the client sees through its own.
  *
  * Events are not PERSIST (that needs CAP_PERFMON and would outlive the
  * broker): an event exists in the kernel from its first registration until
