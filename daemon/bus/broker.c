@@ -37,10 +37,12 @@ static unsigned broker_max_events(const struct broker *b) {
 }
 
 const char *broker_config_name(const struct broker *b) {
+        assert(b);
         return b->config_path ?: BROKER_CONFIG_DEFAULT_PATH;
 }
 
 const char *broker_limit_where(const struct broker *b, const char *key, char buf[static BROKER_LIMIT_WHERE_MAX]) {
+        assert(b);
         return broker_limit_where_text(b->limit_origins, broker_config_name(b), key, buf);
 }
 
@@ -224,6 +226,7 @@ static void save_events(struct broker *b) {
 void broker_restore(struct broker *b) {
         int r;
 
+        assert(b);
         if (!b->state_dir)
                 return;
         r = event_store_load(&b->registry, b->state_dir);
@@ -636,7 +639,7 @@ static int commit_registration(struct broker *b, struct peer *p, struct data_ses
         int r;
 
         r = data_session_open_provider(ds);
-        if (r == -EDQUOT || r == -EUSERS)
+        if (r == -EDQUOT || r == -EUSERS || r == -ENOSPC)
                 return refuse_clients_share(b, p, r, error);
         if (r < 0)
                 return broker_error_set_errnof(error, r, "cannot open a data file and status page: %m");
@@ -969,6 +972,29 @@ static int method_delete(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return refused(b, m, delete_event(b, m, error), error);
 }
 
+/* Identifies the caller of a large reply (ListEvents, GetStatus) of about
+ * @estimate bytes and checks it may be built: the bus is not backed up, and
+ * the reply can go to the caller now (never held) within its uid's rate.
+ * Returns 1 with *@ret_peer, 0 while identification is pending (the call
+ * reruns), or negative errno with @error set. */
+static int identify_for_large_reply(struct broker *b, sd_bus_message *m, size_t estimate, sd_bus_error *error,
+                                    struct peer **ret_peer) {
+        struct peer *p;
+        int r;
+
+        r = peer_identify(&b->peers, m, error, &p);
+        if (r <= 0)
+                return r;
+        r = check_outgoing_backlog(b, error);
+        if (r < 0)
+                return r;
+        r = check_deliverable(b, p, (struct delivery_cost) { .bytes = estimate }, false, error);
+        if (r < 0)
+                return r;
+        *ret_peer = p;
+        return 1;
+}
+
 /* An upper bound of the ListEvents reply: each event's name, fields text
  * and fixed part. */
 static size_t list_events_reply_estimate(const struct broker *b) {
@@ -981,16 +1007,9 @@ static int list_events(struct broker *b, sd_bus_message *m, sd_bus_error *error)
         size_t estimate = list_events_reply_estimate(b), built = 0;
         int r;
 
-        r = peer_identify(&b->peers, m, error, &p);
+        r = identify_for_large_reply(b, m, estimate, error, &p);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, error);
-        if (r < 0)
-                return r;
-        /* Large: never held, and not built unless it can go. */
-        r = check_deliverable(b, p, (struct delivery_cost) { .bytes = estimate }, false, error);
-        if (r < 0)
-                return r;
         if (sd_bus_message_get_expect_reply(m) <= 0)
                 return 1;
 
@@ -1039,15 +1058,9 @@ static int get_status(struct broker *b, sd_bus_message *m, sd_bus_error *error) 
         size_t n = 0, estimate = (size_t) b->registry.n_events * (EVENT_NAME_MAX + 32u) + 128u;
         int r;
 
-        r = peer_identify(&b->peers, m, error, &p);
+        r = identify_for_large_reply(b, m, estimate, error, &p);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = check_outgoing_backlog(b, error);
-        if (r < 0)
-                return r;
-        r = check_deliverable(b, p, (struct delivery_cost) { .bytes = estimate }, false, error);
-        if (r < 0)
-                return r;
 
         entries = calloc(b->registry.n_events ?: 1, sizeof(*entries));
         if (!entries)
@@ -1656,6 +1669,7 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
         unsigned max_sessions;
         int r;
 
+        assert(event);
         b = calloc(1, sizeof(*b));
         if (!b)
                 return -ENOMEM;
@@ -1719,6 +1733,7 @@ void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
         struct charge_bounds bounds;
         int r;
 
+        assert(b);
         b->limits = *limits;
         b->peers.max = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
         bounds = broker_charge_bounds(b, b->peers.max);

@@ -4,11 +4,13 @@
 
 #include "bus-caller.h"
 #include "cleanup.h"
+#include "macro.h"
 
 int bus_caller_identify(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         int r;
 
+        assert(m);
         r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID, &creds);
         if (r < 0)
                 return r;

@@ -30,6 +30,7 @@ int bus_departures_watch(sd_bus *bus, bus_departure_handler_t handler, void *use
         sd_bus_slot *slot = NULL;
         int r;
 
+        assert(bus);
         *ret_slot = NULL;
         if (sd_bus_is_bus_client(bus) <= 0)
                 return 0;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "delivery-budget.h"
+#include "macro.h"
 #include "user-charges.h"
 
 static bool fits(struct delivery_cost pinned, struct delivery_cost cost, unsigned max_fds, uint64_t max_bytes) {
@@ -28,7 +29,7 @@ static bool within_part(const struct delivery_limits *limits, const struct deliv
 enum delivery_verdict delivery_decide(const struct delivery_limits *limits, const struct delivery_usage *all,
                                       const struct delivery_usage *user, bool privileged,
                                       struct delivery_cost cost, bool may_hold) {
-        bool fits_all = fits(all->pinned, cost, limits->max_fds, limits->max_bytes);
+        bool fits_all = fits(all->pinned, cost, ASSERT_PTR(limits)->max_fds, limits->max_bytes);
         bool fits_user = privileged || (fits(user->pinned, cost, limits->fds_per_uid, limits->bytes_per_uid) &&
                                         within_part(limits, all, user, cost));
 

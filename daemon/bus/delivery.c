@@ -374,6 +374,7 @@ int delivery_set_busy_error(struct delivery *d, uid_t uid, uint64_t waited_usec,
         struct delivery_usage u = usage_of(d, uid);
         char fds_holders[160], bytes_holders[160], waited[48] = "";
 
+        assert(d);
         if (waited_usec > 0)
                 (void) snprintf(waited, sizeof(waited), " for %" PRIu64 " ms", waited_usec / 1000u);
         /* The caller may hold nothing: the holders are named too. */
@@ -488,13 +489,14 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_messag
                   bool may_hold) {
         int r = deliver(l, call, reply, cost, may_hold);
 
+        assert(l);
         if (r == -EBUSY)
                 l->delivery->refused++;
         return r;
 }
 
 int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
-        struct delivery *d = l->delivery;
+        struct delivery *d = ASSERT_PTR(l)->delivery;
         struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
         int r;
 
@@ -515,17 +517,19 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
 }
 
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold) {
-        struct delivery *d = l->delivery;
+        struct delivery *d = ASSERT_PTR(l)->delivery;
         struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
 
         return delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold);
 }
 
 void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret) {
+        assert(d);
         *ret = usage_of(d, uid);
 }
 
 struct delivery_cost delivery_error_cost(const sd_bus_error *error) {
+        assert(error);
         /* Header fields (destination, reply serial, error name, signature)
          * and the message string, padded. */
         size_t n = 192;
@@ -541,6 +545,7 @@ struct delivery_cost delivery_error_cost(const sd_bus_error *error) {
 
 void delivery_ledger_init(struct delivery_ledger *l, struct delivery *d, const char *bus_name, uid_t uid,
                           bool privileged) {
+        assert(l);
         struct user_charges *charges = d ? d->charges : NULL;   /* none: a session of tests without a bus */
 
         *l = (struct delivery_ledger) { .delivery = d, .bus_name = bus_name, .uid = uid, .privileged = privileged };
@@ -550,7 +555,7 @@ void delivery_ledger_init(struct delivery_ledger *l, struct delivery *d, const c
 }
 
 void delivery_ledger_done(struct delivery_ledger *l) {
-        struct delivery *d = l->delivery;
+        struct delivery *d = ASSERT_PTR(l)->delivery;
 
         if (!d)
                 return;
@@ -638,6 +643,7 @@ static void watch_arm(struct delivery *d) {
 void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
         uint64_t now = monotonic_usec();
 
+        assert(d);
         *ret = (struct delivery_stats) {
                 .all = usage_all(d, (uid_t) -1),
                 .pinned_connections = d->pinned_connections,
@@ -651,6 +657,7 @@ void delivery_get_stats(struct delivery *d, struct delivery_stats *ret) {
 }
 
 void delivery_count_dropped(struct delivery *d) {
+        assert(d);
         d->dropped++;
 }
 
@@ -659,6 +666,7 @@ int delivery_new(sd_event *event, sd_bus *bus, const struct delivery_limits *lim
         struct delivery *d;
         int r;
 
+        assert(event);
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;

@@ -181,6 +181,7 @@ int event_signals_new(sd_event *event, sd_bus *bus, struct event_registry *reg, 
                       struct event_signals **ret) {
         struct event_signals *s;
 
+        assert(event);
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;

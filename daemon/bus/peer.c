@@ -29,6 +29,7 @@ static int compare_by_bus_name(const void *a, const void *b) {
 void peer_registry_init(struct peer_registry *reg, sd_bus *bus, struct provider_link *link,
                            struct event_registry *events, struct delivery *delivery, struct user_charges *charges,
                            const char *config_name, unsigned max) {
+        assert(reg);
         *reg = (struct peer_registry) {
                 .bus = bus,
                 .sessions = { .link = link, .events = events, .charges = charges },
@@ -39,13 +40,14 @@ void peer_registry_init(struct peer_registry *reg, sd_bus *bus, struct provider_
 }
 
 void peer_registry_done(struct peer_registry *reg) {
+        assert(reg);
         while (reg->by_bus_name)
                 peer_free(*(struct peer **) reg->by_bus_name);
 }
 
 struct peer *peer_find(struct peer_registry *reg, const char *bus_name) {
         struct peer key = { .bus_name = (char *) bus_name };
-        void *found = tfind(&key, &reg->by_bus_name, compare_by_bus_name);
+        void *found = tfind(&key, &ASSERT_PTR(reg)->by_bus_name, compare_by_bus_name);
 
         return found ? *(struct peer **) found : NULL;
 }
@@ -201,6 +203,7 @@ int peer_identify(struct peer_registry *reg, sd_bus_message *m, sd_bus_error *er
         struct peer *p;
         int r;
 
+        assert(reg);
         if (!sender)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "the call carries no sender name: call the broker through the message bus, "
@@ -294,6 +297,7 @@ int peer_open_session(struct peer *p, struct data_session **ret) {
         _cleanup_free_ struct data_session *ds = NULL;
         int r;
 
+        assert(p);
         if (p->n_sessions >= PEER_SESSIONS_MAX)
                 return -EMFILE;
         ds = malloc(sizeof(*ds));
@@ -312,6 +316,7 @@ int peer_open_session(struct peer *p, struct data_session **ret) {
 }
 
 struct data_session *peer_session(struct peer *p, uint64_t id) {
+        assert(p);
         if (id == 0)
                 return p->identified ? &p->own : NULL;
         LIST_FOREACH(sessions, ds, p->sessions)
@@ -321,6 +326,7 @@ struct data_session *peer_session(struct peer *p, uint64_t id) {
 }
 
 void peer_close_session(struct peer *p, struct data_session *ds) {
+        assert(p);
         data_session_done(ds);
         LIST_REMOVE(sessions, p->sessions, ds);
         p->n_sessions--;

@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "macro.h"
 #include "polkit-queue.h"
 #include "user-charges.h"
 
 void polkit_queue_init(struct polkit_queue *q, struct user_charges *charges, size_t max_in_flight) {
+        assert(q);
         *q = (struct polkit_queue) { .charges = charges, .max_in_flight = max_in_flight };
 }
 
@@ -16,6 +18,7 @@ int polkit_queue_add(struct polkit_queue *q, struct polkit_queue_entry *e, const
                      const char *sender, const char *action, uid_t uid) {
         int r;
 
+        assert(q);
         *e = (struct polkit_queue_entry) { .request = request, .cookie = cookie, .uid = uid, .state = POLKIT_QUEUED };
         /* One user's flood waits behind its own share, never in front of
          * another user's check. */
@@ -38,6 +41,7 @@ int polkit_queue_add(struct polkit_queue *q, struct polkit_queue_entry *e, const
 }
 
 void polkit_queue_remove(struct polkit_queue *q, struct polkit_queue_entry *e) {
+        assert(q);
         LIST_REMOVE(entries, q->entries, e);
         q->n--;
         if (e->state == POLKIT_SENT)
@@ -50,6 +54,7 @@ void polkit_queue_remove(struct polkit_queue *q, struct polkit_queue_entry *e) {
 
 struct polkit_queue_entry *polkit_queue_find(const struct polkit_queue *q, const void *request, uint64_t cookie,
                                              const char *sender) {
+        assert(q);
         LIST_FOREACH(entries, e, q->entries)
                 if (e->request == request && e->cookie == cookie && strcmp(e->sender, sender) == 0)
                         return e;
@@ -57,7 +62,7 @@ struct polkit_queue_entry *polkit_queue_find(const struct polkit_queue *q, const
 }
 
 enum polkit_queue_match polkit_queue_match(const struct polkit_queue_entry *e, const char *action) {
-        bool same = strcmp(e->action, action) == 0;
+        bool same = strcmp(ASSERT_PTR(e)->action, action) == 0;
 
         if (e->state != POLKIT_ANSWERED)
                 return same ? POLKIT_MATCH_PENDING : POLKIT_MATCH_CONFLICT;
@@ -67,6 +72,7 @@ enum polkit_queue_match polkit_queue_match(const struct polkit_queue_entry *e, c
 }
 
 bool polkit_queue_may_send(const struct polkit_queue *q) {
+        assert(q);
         return q->n_sent < q->max_in_flight;
 }
 
@@ -112,6 +118,7 @@ static bool within_part(const struct polkit_queue *q, const struct sent_by_uid *
 bool polkit_queue_may_send_for(const struct polkit_queue *q, uid_t uid) {
         _cleanup_free_ struct sent_by_uid *tally = NULL;
 
+        assert(q);
         if (!polkit_queue_may_send(q))
                 return false;
         tally = calloc(q->n_sent + 1, sizeof(*tally));
@@ -123,6 +130,7 @@ struct polkit_queue_entry *polkit_queue_next(const struct polkit_queue *q) {
         struct polkit_queue_entry *oldest = NULL;
         size_t n_uids;
 
+        assert(q);
         if (!polkit_queue_may_send(q))
                 return NULL;
         tally = calloc(q->n_sent + 1, sizeof(*tally));
@@ -144,6 +152,7 @@ void polkit_queue_sent(struct polkit_queue *q, struct polkit_queue_entry *e) {
 }
 
 void polkit_queue_answered(struct polkit_queue *q, struct polkit_queue_entry *e) {
+        assert(q);
         if (e->state == POLKIT_SENT)
                 q->n_sent--;
         e->state = POLKIT_ANSWERED;

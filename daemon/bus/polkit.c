@@ -377,10 +377,12 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg) {
 }
 
 size_t polkit_registry_n_queries(const struct polkit_registry *reg) {
+        assert(reg);
         return reg ? reg->queue.n - reg->n_orphaned : 0;
 }
 
 size_t polkit_registry_n_orphaned(const struct polkit_registry *reg) {
+        assert(reg);
         return reg ? reg->n_orphaned : 0;
 }
 

@@ -20,12 +20,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
 #include "broker-config.h"
+#include "cleanup.h"
 #include "dropin-order.h"
 #include "event-def.h"
 #include "fd-util.h"
 #include "log.h"
+#include "macro.h"
 #include "name-reservation.h"
 #include "status-text.h"
 #include "strbuf.h"
@@ -104,6 +105,7 @@ const char *const broker_config_default_dropin_dirs[] = {
 };
 
 void broker_limits_init_default(struct broker_limits *limits) {
+        assert(limits);
         *limits = (struct broker_limits) {
                 .events_per_client = 256,
                 .clients_per_user = 64,
@@ -121,6 +123,7 @@ void broker_limits_init_default(struct broker_limits *limits) {
 }
 
 void broker_config_init_default(struct broker_config *c) {
+        assert(c);
         *c = (struct broker_config) {};
         broker_limits_init_default(&c->limits);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dropin-order.h"
+#include "macro.h"
 
 /* Every entry of every directory, tagged with its directory, sorted by
  * name and then by precedence: the first of each run of equal names wins. */
@@ -27,6 +28,7 @@ int dropins_choose(const struct dropin_dir *dirs, size_t n_dirs, struct dropin_c
         struct dropin_choice *chosen;
         size_t n_all = 0, n = 0;
 
+        assert(dirs);
         *ret = NULL;
         *ret_n = 0;
         for (size_t d = 0; d < n_dirs; d++)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "macro.h"
 #include "name-reservation.h"
 
 void name_reservation_done(struct name_reservation *res) {
@@ -34,6 +35,7 @@ void name_reservations_done(struct name_reservations *r) {
 }
 
 struct name_reservation *name_reservations_get(struct name_reservations *r, const char *pattern, bool is_prefix) {
+        assert(r);
         for (size_t i = 0; i < r->n; i++)
                 if (r->items[i].is_prefix == is_prefix && strcmp(r->items[i].pattern, pattern) == 0)
                         return &r->items[i];
@@ -41,6 +43,7 @@ struct name_reservation *name_reservations_get(struct name_reservations *r, cons
 }
 
 int name_reservations_add(struct name_reservations *r, struct name_reservation *res) {
+        assert(r);
         /* The array holds 8, 16, 32, ... entries: full when n is 0, or 8 or
          * more and a power of two. */
         bool full = r->n == 0 || (r->n >= 8 && (r->n & (r->n - 1)) == 0);

@@ -95,7 +95,7 @@ int data_session_open_provider(struct data_session *ds) {
         if (ds->client_charge.amount == 0) {
                 r = user_charge_take(&ds->client_charge, 1);
                 if (r < 0)
-                        return r == -ENOSPC ? -EDQUOT : r;      /* the pool is Clients=, checked at identification */
+                        return r;
                 charged_here = true;
         }
         r = provider_link_session_open(ds->context->link, &who, &ds->indexes, &ds->provider_session);
@@ -115,9 +115,9 @@ int data_session_status_fd(const struct data_session *ds) {
 }
 
 int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t *ret_size) {
-        const struct data_session_context *reg = ASSERT_PTR(ds)->context;
+        const struct data_session_context *ctx = ASSERT_PTR(ds)->context;
         uid_t uid = ds->owner.uid;
-        uint64_t room = user_charges_room(reg->charges, uid, CHARGE_RING_BYTES), mapped = 0;
+        uint64_t room = user_charges_room(ctx->charges, uid, CHARGE_RING_BYTES), mapped = 0;
         int fd, r;
 
         if (!ds->provider_session || ds->indexes.n_active == 0)
@@ -126,18 +126,17 @@ int data_session_open_ring(struct data_session *ds, uint32_t requested, uint32_t
                 return -EBUSY;
         /* The smallest ring must fit; which bound it misses tells the
          * caller whose memory is used up. */
-        r = user_charges_check(reg->charges, uid, CHARGE_RING_BYTES, RING_HEADER_SIZE + RING_DATA_MIN);
+        r = user_charges_check(ctx->charges, uid, CHARGE_RING_BYTES, RING_HEADER_SIZE + RING_DATA_MIN);
         if (r < 0)
                 return r;
-        fd = provider_link_session_ring(reg->link, ds->provider_session, requested, room, ret_size, &mapped);
-        if (fd == -EDQUOT)
-                return -ENOSPC;         /* the provider's own smallest ring is bigger */
+        /* -ENOSPC from the provider: its own smallest ring is bigger. */
+        fd = provider_link_session_ring(ctx->link, ds->provider_session, requested, room, ret_size, &mapped);
         if (fd < 0)
                 return fd;
         r = user_charge_take(&ds->ring_charge, mapped);
         if (r < 0) {
                 /* The provider mapped more than the room it was given. */
-                provider_link_session_ring_close(reg->link, ds->provider_session);
+                provider_link_session_ring_close(ctx->link, ds->provider_session);
                 safe_close(fd);
                 return r;
         }
@@ -176,6 +175,7 @@ int data_session_unregister(struct data_session *ds, uint32_t write_index) {
         struct broker_event *ev;
         int r;
 
+        assert(ds);
         if (!ds->provider_session)
                 return -ENOENT;
         r = provider_link_unregister(ds->context->link, ds->provider_session, &ds->indexes, write_index);

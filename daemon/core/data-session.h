@@ -109,8 +109,8 @@ void data_session_done(struct data_session *ds);
 /**
  * data_session_open_provider() - opens the provider session (data file,
  * status page) if not yet open, charging CHARGE_CLIENTS unless already
- * charged: -EDQUOT or -EUSERS beyond the uid's share, the provider's
- * errno otherwise; nothing changed on failure.
+ * charged: -EDQUOT / -EUSERS / -ENOSPC beyond the uid's share / its part /
+ * Clients=, the provider's errno otherwise; nothing changed on failure.
  */
 int data_session_open_provider(struct data_session *ds);
 

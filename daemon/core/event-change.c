@@ -5,6 +5,7 @@
 #include <string.h>
 
 unsigned event_change_signals(const struct event_presence *announced, const struct event_presence *now) {
+        assert(announced);
 
         if (!announced->present)
                 return now->present ? EVENT_SIGNAL_ADDED : 0;

@@ -89,6 +89,7 @@ int event_registry_add_at(struct event_registry *reg, struct event_def *def, uid
         uint32_t index;
         int r;
 
+        assert(reg);
         /* One event per name: the caller decides what an existing name
          * means (the same definition is reused, another one is refused). */
         if (event_registry_find(reg, def->name))

@@ -20,9 +20,11 @@
 #include "embedded-internal.h"
 #include "event-pattern.h"
 #include "fd-util.h"
+#include "macro.h"
 #include "record-sink.h"
 
 void embedded_status_update(struct provider *p, struct provider_event *ev) {
+        assert(p);
         /* Bit 7: "any other consumer" -- our recorders. */
         p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
 }
@@ -55,6 +57,7 @@ static void recorder_retire_counts(struct recorder *r) {
 }
 
 void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost) {
+        assert(p);
         *ret_recorded = p->recorded;
         *ret_lost = p->lost;
         LIST_FOREACH(recorders, r, p->recorders) {
@@ -87,12 +90,14 @@ void embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h
                   const void *payload, size_t payload_len) {
         struct ueb_record_header copy = *h;
 
+        assert(r);
         (void) record_sink_send(r->sink, &copy, name, name_len, payload, payload_len);
 }
 
 /* Sends what the recorders packed: after each batch read from a session,
  * so records wait for no timer. */
 void embedded_recorders_flush(struct provider *p) {
+        assert(p);
         LIST_FOREACH(recorders, r, p->recorders)
                 (void) recorder_flush(r);
 }
@@ -132,6 +137,7 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
 /* A new event joins the recordings whose patterns match its name, and
  * those that named it (names have no wildcards: each matches itself). */
 void embedded_recorders_follow(struct provider *p, struct provider_event *ev) {
+        assert(p);
         LIST_FOREACH(recorders, r, p->recorders) {
                 if (!event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name) &&
                     !event_patterns_match((const char *const *) r->names, r->n_names, ev->def->name))
@@ -146,6 +152,7 @@ void embedded_recorders_follow(struct provider *p, struct provider_event *ev) {
 void embedded_recorders_forget(struct provider *p, struct provider_event *ev) {
         uint32_t idx = ev->status_index;
 
+        assert(p);
         LIST_FOREACH(recorders, r, p->recorders) {
                 if (ev->n_recorders == 0)
                         break;  /* the rest cannot hold it */
@@ -221,6 +228,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
 
 int embedded_record(struct provider *p, struct provider_event *const *events, size_t n_events,
                     const struct provider_stream_owner *owner) {
+        assert(p);
         if (n_events == 0)
                 return -EINVAL;
         return recorder_open(p, events, n_events, NULL, 0, owner);
@@ -229,16 +237,19 @@ int embedded_record(struct provider *p, struct provider_event *const *events, si
 int embedded_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
                              const char *const *patterns, size_t n_patterns,
                              const struct provider_stream_owner *owner) {
+        assert(p);
         if (n_patterns == 0)
                 return -EINVAL;
         return recorder_open(p, events, n_events, patterns, n_patterns, owner);
 }
 
 int embedded_recording_init(struct provider *p) {
+        assert(p);
         return 0;
 }
 
 void embedded_recording_done(struct provider *p) {
+        assert(p);
         /* The broker frees sessions and events first, so a recorder's
          * events are gone: release the recorders without touching them. */
         while (p->recorders) {

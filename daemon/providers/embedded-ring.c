@@ -103,6 +103,7 @@ static void ring_wake(struct provider_session *s) {
 void embedded_rings_update(struct provider *p) {
         bool polled = rings_polled(p);
 
+        assert(p);
         if (polled == p->rings_polled)
                 return;
         p->rings_polled = polled;
@@ -210,7 +211,7 @@ static int ring_read_some(struct provider_session *s, unsigned turns, bool uncha
 }
 
 void embedded_session_ring_read(struct provider_session *s, bool all) {
-        struct provider *p = s->provider;
+        struct provider *p = ASSERT_PTR(s)->provider;
         unsigned total = 0;
         int n;
 
@@ -294,6 +295,7 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         void *map;
         int r;
 
+        assert(p);
         if (s->ring.header)
                 return -EBUSY;
         while (size < requested && size < RING_DATA_MAX)
@@ -302,7 +304,7 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         while (RING_HEADER_SIZE + size > max_bytes && size > RING_DATA_MIN)
                 size /= 2;
         if (RING_HEADER_SIZE + size > max_bytes)
-                return -EDQUOT;
+                return -ENOSPC;
 
         fd = memfd_new_sized("uebroker-ring", RING_HEADER_SIZE + size);
         if (fd < 0)
@@ -344,6 +346,7 @@ void embedded_session_ring_close(struct provider *p, struct provider_session *s)
 }
 
 void embedded_ring_unmap(struct provider_session *s) {
+        assert(s);
         if (!s->ring.header)
                 return;
         LIST_REMOVE(rings, s->provider->rings, s);
@@ -360,6 +363,7 @@ void embedded_ring_unmap(struct provider_session *s) {
 int embedded_ring_init(struct provider *p) {
         int r;
 
+        assert(p);
         p->ring_scratch = malloc(RING_DATA_MAX);
         if (!p->ring_scratch)
                 return -ENOMEM;
@@ -377,6 +381,7 @@ int embedded_ring_init(struct provider *p) {
 }
 
 void embedded_ring_done(struct provider *p) {
+        assert(p);
         p->ring_timer = sd_event_source_disable_unref(p->ring_timer);
         free(p->ring_scratch);
         p->ring_scratch = NULL;

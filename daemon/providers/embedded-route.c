@@ -10,10 +10,11 @@
 #include <time.h>
 
 #include "embedded-internal.h"
+#include "macro.h"
 #include "time-util.h"
 
 void embedded_session_drop(struct provider_session *s, const char *why, uint32_t write_index) {
-        struct provider *p = s->provider;
+        struct provider *p = ASSERT_PTR(s)->provider;
         unsigned suppressed = 0;
 
         s->dropped++;
@@ -28,6 +29,7 @@ const struct provider_event *embedded_session_record_accept(struct provider_sess
                                                    size_t payload_len) {
         const struct provider_event *ev;
 
+        assert(s);
         s->received++;
         s->provider->received++;
         /* The socket cannot carry more (MSG_TRUNC), nor a ring (ring.h). */
@@ -44,7 +46,7 @@ const struct provider_event *embedded_session_record_accept(struct provider_sess
 void embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns) {
-        struct provider *p = s->provider;
+        struct provider *p = ASSERT_PTR(s)->provider;
         struct ueb_record_header h;
         int r;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "macro.h"
 #include "provider.h"
 
 /* Kernel providers come first when they exist: they put events where ftrace
@@ -17,6 +18,7 @@ const struct provider_ops *const provider_table[] = {
 };
 
 const struct provider_ops *provider_find(const char *name) {
+        assert(name);
         for (size_t i = 0; provider_table[i]; i++)
                 if (strcmp(provider_table[i]->name, name) == 0)
                         return provider_table[i];
@@ -37,6 +39,7 @@ const char *provider_names(void) {
 }
 
 int provider_choose_auto(const struct provider_settings *settings, const struct provider_ops **ret) {
+        assert(settings);
         for (size_t i = 0; provider_table[i]; i++) {
                 const struct provider_ops *ops = provider_table[i];
                 char *reason = NULL;

@@ -367,7 +367,7 @@ struct provider_ops {
          * Optional (NULL: the provider has none). The ring is the session's
          * until session_ring_close() or session_free().
          * Return: its memfd, the caller's to hand out and close; or negative
-         * errno with no ring: -EBUSY when the session has one, -EDQUOT when
+         * errno with no ring: -EBUSY when the session has one, -ENOSPC when
          * even the smallest ring exceeds @max_bytes, or what creating,
          * sealing or mapping the memfd failed with (-ENOMEM, -EMFILE).
          */

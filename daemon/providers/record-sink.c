@@ -46,6 +46,7 @@ void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *user
 }
 
 void record_sink_count_lost(struct record_sink *s, uint64_t n) {
+        assert(s);
         if (n == 0)
                 return;
         s->unreported += n;
@@ -82,6 +83,7 @@ static void sink_grow_if_read(struct record_sink *s) {
 int record_sink_flush(struct record_sink *s) {
         ssize_t n;
 
+        assert(s);
         if (s->batch.len == 0)
                 return 0;
         n = send(s->fd, s->batch.data, s->batch.len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -198,6 +200,7 @@ static int pack(struct record_sink *s, struct ueb_record_header *h, const char *
 
 bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len) {
+        assert(s);
         if (pack(s, h, name, name_len, payload, payload_len) < 0) {
                 record_sink_count_lost(s, 1);
                 return false;
@@ -210,17 +213,21 @@ int record_sink_send_description(struct record_sink *s, struct ueb_record_header
                                  size_t name_len, const void *payload, size_t payload_len) {
         int r = pack(s, h, name, name_len, payload, payload_len);
 
+        assert(s);
         return r == -ENOBUFS ? -EAGAIN : r;
 }
 
 uint64_t record_sink_sent(const struct record_sink *s) {
+        assert(s);
         return s->sent;
 }
 
 uint64_t record_sink_lost(const struct record_sink *s) {
+        assert(s);
         return s->lost;
 }
 
 uint64_t record_sink_unsent(const struct record_sink *s) {
+        assert(s);
         return s->batch_records;
 }

@@ -586,6 +586,7 @@ int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, con
                             const char *data_path, tracefs_record_describe_fn describe) {
         int r;
 
+        assert(set);
         *set = (struct tracefs_recordings) { .event = event, .describe = describe };
         if (data_path) {
                 set->data_path = strdup(data_path);
@@ -602,6 +603,7 @@ int tracefs_recordings_init(struct tracefs_recordings *set, sd_event *event, con
 }
 
 void tracefs_recordings_done(struct tracefs_recordings *set) {
+        assert(set);
         while (set->list) {
                 /* recording_free() unlinks it; its sink must not call back. */
                 recording_free(set->list);
@@ -686,6 +688,7 @@ static struct tracefs_recordings *recordings_of(struct provider *p) {
 
 int tracefs_provider_record(struct provider *p, struct provider_event *const *events, size_t n_events,
                             const struct provider_stream_owner *owner) {
+        assert(p);
         if (n_events == 0)
                 return -EINVAL;
         return recordings_open_described(recordings_of(p), events, n_events, NULL, 0, false, owner);
@@ -694,6 +697,7 @@ int tracefs_provider_record(struct provider *p, struct provider_event *const *ev
 int tracefs_provider_record_matching(struct provider *p, struct provider_event *const *events, size_t n_events,
                                      const char *const *patterns, size_t n_patterns,
                                      const struct provider_stream_owner *owner) {
+        assert(p);
         if (n_patterns == 0)
                 return -EINVAL;
         return recordings_open_described(recordings_of(p), events, n_events, patterns, n_patterns, false, owner);
@@ -702,12 +706,14 @@ int tracefs_provider_record_matching(struct provider *p, struct provider_event *
 int tracefs_provider_record_kernel_pages(struct provider *p, struct provider_event *const *events, size_t n_events,
                                          const char *const *patterns, size_t n_patterns,
                                          const struct provider_stream_owner *owner) {
+        assert(p);
         if (n_patterns == 0)
                 return -EINVAL;
         return recordings_open_described(recordings_of(p), events, n_events, patterns, n_patterns, true, owner);
 }
 
 void tracefs_recordings_follow(struct tracefs_recordings *set, const struct tracefs_record_event *event) {
+        assert(set);
         LIST_FOREACH(recordings, r, set->list) {
                 int k;
 
@@ -722,6 +728,7 @@ void tracefs_recordings_follow(struct tracefs_recordings *set, const struct trac
 }
 
 void tracefs_recordings_forget(struct tracefs_recordings *set, const char *name) {
+        assert(set);
         LIST_FOREACH(recordings, r, set->list)
                 tracefs_recorder_remove_event(r->recorder, name);
 }

@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "fd-util.h"
 #include "log.h"
+#include "macro.h"
 #include "status-text.h"
 #include "strbuf.h"
 #include "tracefs-util.h"
@@ -137,6 +138,7 @@ int user_events_detect_interface(const char *tracefs, char **ret_reason) {
         long max;
         int r;
 
+        assert(tracefs);
         if (ret_reason)
                 *ret_reason = NULL;
         if (asprintf(&status_path, "%s/user_events_status", tracefs) < 0)
@@ -195,6 +197,7 @@ int user_events_detect_interface(const char *tracefs, char **ret_reason) {
 char *user_events_registration_string(const struct event_def *def) {
         struct strbuf sb = STRBUF_INIT;
 
+        assert(def);
         strbuf_append(&sb, def->name);
         for (size_t i = 0; i < def->n_fields; i++) {
                 const struct event_field *f = &def->fields[i];
@@ -231,6 +234,7 @@ void upstream_enable_location(uint32_t status_index, uint64_t page_addr, uint64_
 
 int upstream_status_line_parse(const char *line, size_t len, const char **ret_name, size_t *ret_name_len,
                                uint8_t *ret_status) {
+        assert(line);
         static const struct {
                 const char *word;
                 uint8_t bit;

@@ -2,8 +2,10 @@
 #include <stdlib.h>
 
 #include "write-indexes.h"
+#include "macro.h"
 
 int write_indexes_find(const struct write_indexes *t, const struct broker_event *ev) {
+        assert(t);
         for (size_t i = 0; i < t->n; i++)
                 if (t->entries[i].event == ev)
                         return (int) i;
@@ -14,6 +16,7 @@ int write_indexes_reserve(struct write_indexes *t) {
         struct write_index *grown;
         size_t n;
 
+        assert(t);
         if (t->n >= WRITE_INDEXES_MAX)
                 return -ENOSPC;
         if (t->n < t->n_allocated)
@@ -30,12 +33,13 @@ int write_indexes_reserve(struct write_indexes *t) {
 }
 
 uint32_t write_indexes_append(struct write_indexes *t, struct broker_event *ev, struct provider_event *pev) {
+        assert(t);
         t->entries[t->n] = (struct write_index) { .event = ev, .provider_event = pev };
         return (uint32_t) t->n++;
 }
 
 void write_indexes_set_active(struct write_indexes *t, uint32_t index, bool active) {
-        struct write_index *w = &t->entries[index];
+        struct write_index *w = &ASSERT_PTR(t)->entries[index];
 
         if (w->active == active)
                 return;
@@ -47,6 +51,7 @@ void write_indexes_set_active(struct write_indexes *t, uint32_t index, bool acti
 }
 
 void write_indexes_done(struct write_indexes *t) {
+        assert(t);
         free(t->entries);
         *t = (struct write_indexes) {};
 }

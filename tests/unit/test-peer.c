@@ -636,6 +636,18 @@ START_TEST(test_provider_session_charged_per_uid) {
         ck_assert_uint_eq(user_charges_held(&charges, b, CHARGE_CLIENTS), 0);
         ck_assert_uint_lt(charges.total[CHARGE_CLIENTS], CLIENTS_MAX);
         ck_assert_int_eq(data_session_open_provider(&identified(":1.44", 0)->own), 0);
+
+        /* Clients= itself: once it is full even a uid exempt from shares is
+         * refused, with -ENOSPC, which the bus layer words as Clients=. */
+        struct charge_bounds bounds = charges.bounds;
+        bounds.kind[CHARGE_CLIENTS].privileged_exempt = true;
+        user_charges_set_bounds(&charges, &bounds);
+        for (unsigned j = 0; charges.total[CHARGE_CLIENTS] < CLIENTS_MAX; j++) {
+                snprintf(name, sizeof(name), ":1.%u", 100 + j);
+                ck_assert_int_eq(data_session_open_provider(&identified(name, 0)->own), 0);
+        }
+        ck_assert_int_eq(data_session_open_provider(&identified(":1.98", 0)->own), -ENOSPC);
+        ck_assert_uint_eq(charges.total[CHARGE_CLIENTS], CLIENTS_MAX);
 }
 END_TEST
 
