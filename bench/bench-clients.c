@@ -37,7 +37,7 @@
 #define QUIET_WINDOW_USEC 100000u
 #define LEAVE_TIMEOUT_NS (60ull * 1000000000ull)
 
-/* Issue #7's bounds. */
+/* The bounds bench/README.md states for many clients. */
 #define BOUND_RSS_MIB 64.0
 #define BOUND_IDLE_MS 1000.0
 

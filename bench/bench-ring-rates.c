@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Issue #20's figures in one run: the per-call cost of a write at the
+ * In one run, the per-call cost of a write at the
  * rates programs write at, not in a tight loop. One writer thread, paced:
  * at 1k, 20k, 100k, 500k and 1M events/s each call is due at its time
  * (start + i / rate, a busy wait in between), for SECONDS_PER_RATE after a

@@ -276,10 +276,10 @@ run "$build/bench/bench-latency" 20000
 run "$build/bench/bench-register" 20000
 run "$build/bench/bench-embedded-write" 300000
 run "$build/bench/bench-typed-write" 300000
-# Issue #23: a program of the kernel interface through uebroker-run vs ueb_write().
+# A program of the kernel interface through uebroker-run vs ueb_write().
 UEBROKER_PRELOAD="$build/run/libuebroker-preload.so" run "$build/run/uebroker-run" \
         "$build/bench/bench-preload-write" 0.5
-# Issue #33: what the preload adds to calls on files that are not user_events.
+# What the preload adds to calls on files that are not user_events.
 run "$build/bench/bench-preload-syscalls" "$build/run/libuebroker-preload.so" 200000
 # The ring benches, with LTTng-UST's tracepoint and trace_marker beside them
 # (a session each, so that what LTTng discarded is told per bench).
@@ -287,7 +287,7 @@ tracefs_setup
 lttng_start
 run "$build/bench/bench-ring-write" 1000000
 lttng_stop bench-ring-write
-# Issue #20: paced at 1k to 1M events/s; the idle test for 10 s (the
+# Paced at 1k to 1M events/s; the idle test for 10 s (the
 # issue's figure is for 60 s: run-bench.sh BUILD_DIR bench-ring-rates 60).
 lttng_start
 run "$build/bench/bench-ring-rates" 10
@@ -295,7 +295,7 @@ lttng_stop bench-ring-rates
 run "$build/bench/bench-disabled-check" 300000000
 run "$build/bench/bench-state-save"
 run "$build/bench/bench-decode" 2000000
-# Issues #17, #18: hostile clients beside honest ones, on a bus of its own with stock
+# Hostile clients beside honest ones, on a bus of its own with stock
 # limits (the hostile test's setting), against the broker of this build.
 run /usr/bin/python3 "$src/bench/bench-noisy-neighbour.py" --broker "$build/daemon/uebrokerd" --source-root "$src"
 if ! kill -0 "$broker_pid" 2>/dev/null; then

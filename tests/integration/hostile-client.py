@@ -378,7 +378,7 @@ def cmd_ring_write(address, event, kind):
         put(struct.pack('=I', 1) + b'b' * 90996)
         put(struct.pack('=I', 2))           # then a good one, so the test knows it was read
     elif kind == 'claims':
-        # Issue #31: for 3 s, laps of the ring in records that claim the
+        # For 3 s, laps of the ring in records that claim the
         # most the broker takes (a 64 KiB payload) and are never written,
         # then a doorbell; each lap waits for the broker to free the ring.
         need = (24 + 65536 + 7) & ~7

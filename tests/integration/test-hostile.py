@@ -502,7 +502,7 @@ class HostileTest(unittest.TestCase):
             for h in holders:
                 h.close()
 
-    # Issue #17: a client that never reads its replies. dbus-daemon charges
+    # A client that never reads its replies. dbus-daemon charges
     # what it could not deliver yet to the sender's incoming counters (64
     # descriptors, 127 MB) and stops reading the sender when they are full:
     # the broker must never leave that much undelivered.
@@ -632,7 +632,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_x_many_uids_of_unread_registers_never_silence(self):
-        # Issue #31: sixteen uids whose Registers nobody reads pin the
+        # Sixteen uids whose Registers nobody reads pin the
         # reply descriptors up to their parts, which leaves too little for
         # another uid's 2-descriptor reply: it waits in the broker, and
         # after a second its call gets Busy naming who holds the room
@@ -664,7 +664,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_z_signals_queued_by_others_pin_no_replies(self):
-        # Issue #31: the stock policy lets anyone send unicast signals to
+        # The stock policy lets anyone send unicast signals to
         # any connection. 24 root connections run no main loop (dbus-python
         # without one: the documented bus contract) and register while
         # another uid floods them with signals, so their queues in the bus
@@ -722,7 +722,7 @@ class HostileTest(unittest.TestCase):
             conn.close()
 
     def test_y_checks_of_callers_that_left_do_not_exhaust_the_bus(self):
-        # Issue #31: rounds of sixteen uids that each send 8 interactive
+        # Rounds of sixteen uids that each send 8 interactive
         # Registers (their agents never answer) and disconnect. The bus
         # counts every check the broker sent against the broker's pending
         # calls (128) until polkit answers, whoever left: the broker keeps
@@ -804,7 +804,7 @@ class HostileTest(unittest.TestCase):
             attack.close()
         self.assertAlive()
 
-    # Issue #18: the ring is hostile input.
+    # The ring is hostile input.
 
     def record_stream(self, name):
         conn = dbus.bus.BusConnection(ARGS.address)
@@ -874,7 +874,7 @@ class HostileTest(unittest.TestCase):
         return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
     def test_e2_ring_claims_cost_the_broker_a_bounded_share(self):
-        # Issue #31: records claiming 64 KiB payloads they never write, a
+        # Records claiming 64 KiB payloads they never write, a
         # ring's worth per lap, cost the writer a few stores; reading them
         # is charged to the writer's uid (EMBEDDED_RING_READ_BYTES_PER_SEC),
         # so the broker spends a bounded share of a core on them however
@@ -948,7 +948,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_h_a_slow_recorder_costs_only_itself(self):
-        # Issue #18: a recorder that drains its stream once every 0.21 s
+        # A recorder that drains its stream once every 0.21 s
         # and refills it with its own 60 KB records; meanwhile another uid
         # writes 2,000 records/s and root records them, reading promptly.
         import threading
@@ -1023,7 +1023,7 @@ class HostileTest(unittest.TestCase):
         return got, lost
 
     def test_i_unread_streams_hold_little(self):
-        # Issue #18: a stream nobody reads keeps a small send buffer (64
+        # A stream nobody reads keeps a small send buffer (64
         # such held 138.7 MB); one whose consumer reads gets the large one.
         run_as(VICTIM, 'churn', 'buf', 1)
         stream = self.record_stream('buf_0')
@@ -1048,7 +1048,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_j_a_stalled_bus_is_reported(self):
-        # Issue #17: when the bus takes none of what the broker queued
+        # When the bus takes none of what the broker queued
         # for 5 s, the log says so, with who holds undelivered replies,
         # and says when it moves again. The bus is stopped (SIGSTOP) while
         # the broker answers root's large ListEvents.
@@ -1093,7 +1093,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_k_ring_corruption_logs_are_rate_limited(self):
-        # Issue #18: connect, corrupt the ring, disconnect, 100 times: a
+        # Connect, corrupt the ring, disconnect, 100 times: a
         # warning each time was 4,320 lines in 10 s from one process.
         self.restart(config='unread.conf')
         self.assertEqual(run_as(ATTACKER, 'ring-corrupt', 'corrupt_ev', 100, timeout=300), {'corrupted': 100})
@@ -1104,7 +1104,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_l_a_closed_recorder_counts_what_it_never_sent(self):
-        # Issue #18: records packed for a recorder but not yet sent when
+        # Records packed for a recorder but not yet sent when
         # it closes are lost, and counted: every record received for the
         # event is recorded or lost.
         run_as(VICTIM, 'churn', 'unsent', 1)
@@ -1131,7 +1131,7 @@ class HostileTest(unittest.TestCase):
             conn.close()
 
     def test_n_rings_take_one_users_share_and_go_with_the_last_registration(self):
-        # Issue #18: one uid got 1 MiB rings on 36 connections and
+        # One uid got 1 MiB rings on 36 connections and
         # unregistered everything; the rings stayed, and another uid was
         # refused one. Its share (a quarter of RingMemoryKiB=32768) stops it;
         # Unregister of the last event releases each ring.
@@ -1164,7 +1164,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_o_record_streams_take_one_users_share(self):
-        # Issue #18: 64 RecordMatching calls from one connection took
+        # 64 RecordMatching calls from one connection took
         # every stream; now a uid gets a quarter of RecordStreams=64.
         self.assertEqual(self.pools()['record-streams'], (0, 64, 16))
         attack = Holder(ATTACKER, 'streams', 20, 'ring_*')
@@ -1213,7 +1213,7 @@ class HostileTest(unittest.TestCase):
         return signals, result
 
     def test_p_new_event_churn_is_rate_limited(self):
-        # Issue #18: a new name on a new connection, closed, at
+        # A new name on a new connection, closed, at
         # EventsPerUser=: 4,903 EventAdded and 4,903 EventRemoved in 10 s
         # from one uid. Now EventsPerUser= at once, then 60 a minute.
         self.restart(config='churn.conf')
@@ -1245,7 +1245,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_q_signal_batches_are_capped(self):
-        # Issue #18: "cap signal batches". 300 new events at once (within
+        # Signal batches are capped: 300 new events at once (within
         # EventsPerUser=600 of unread.conf) go out 64 per batch, one batch
         # per 200 ms, every one of them.
         self.restart(config='unread.conf')
@@ -1264,7 +1264,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_r_the_state_file(self):
-        # Issue #18, part 4: a 2 MiB state file of junk lines printed
+        # A 2 MiB state file of junk lines printed
         # 1,048,576 warnings at start; now ten and a count. And the file is
         # fsync'ed before the rename, its directory after.
         state = os.path.join(TMP, 'state')
@@ -1311,7 +1311,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_v_acknowledged_events_survive_a_crash(self):
-        # Issue #31: what a reply says exists survives a SIGKILL right
+        # What a reply says exists survives a SIGKILL right
         # after it (the table was saved at most once a second before), and
         # so does a deletion, with the owner and the status index.
         created = run_as(VICTIM, 'churn', 'crash_kept', 3)
@@ -1330,7 +1330,7 @@ class HostileTest(unittest.TestCase):
         self.assertAlive()
 
     def test_m_each_method_asks_polkit_its_own_action(self):
-        # Issue #19: which action a real call asks for, method by method,
+        # Which action a real call asks for, method by method,
         # as an unprivileged uid against the stand-in (which logs each
         # question and allows register and record only).
         caller = USERS[7]

@@ -262,8 +262,7 @@ START_TEST(test_payload_len_beyond_the_record) {
 END_TEST
 
 /* A record claims no more than its payload makes it, and no payload is
- * longer than the broker takes: checked before anything is copied (issue
- * #31: records claiming the rest of the ring, never written, cost their
+ * longer than the broker takes: checked before anything is copied (records claiming the rest of the ring, never written, cost their
  * writer nothing and the broker a copy of a ring each). */
 START_TEST(test_claims_checked_before_copying) {
         static const struct { uint32_t len, payload_len; } claims[] = {

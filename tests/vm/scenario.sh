@@ -602,8 +602,8 @@ if [ -x $X/uebroker-run ]; then
                 not_ok "the EventHeader sample, perf-collect and perf-decode are not in the image (tests/vm/meson.build --guest-bin)"
         fi
 
-        # 15f. what real programs do with the file (preload-cases.c, issue
-        #      #33), through uebroker-run as uid 1000 on this kernel, each
+        # 15f. what real programs do with the file (preload-cases.c),
+        #      through uebroker-run as uid 1000 on this kernel, each
         #      bounded (a hang is a failure): a signal handler closing the
         #      file under an ioctl(), fork() while a thread registers,
         #      recycled descriptor numbers, enable words read-only,
