@@ -5,6 +5,8 @@
  *   1. on one connection (re-registering the same definition) vs the
  *      no-work stand-in bench-floor-service answering two fds on the same
  *      bus, with the same client code (bench_call());
+ *   1b. Peer.Ping of the broker vs Peer.Ping of the stand-in, interleaved
+ *      call by call on one connection;
  *   2. the first call of a fresh connection (connect, Hello, call) to the
  *      broker (Register) vs to the stand-in;
  *   3. Register and Peer.Ping to the broker while a record flood goes
@@ -47,6 +49,10 @@ static const struct target target_floor = {
 };
 static const struct target target_ping = {
         BROKER_BUS_NAME, BROKER_OBJECT_PATH, "org.freedesktop.DBus.Peer", "Ping", NULL
+};
+
+static const struct target target_floor_ping = {
+        BENCH_FLOOR_BUS_NAME, BENCH_FLOOR_OBJECT_PATH, "org.freedesktop.DBus.Peer", "Ping", NULL
 };
 
 static char caller[64];
@@ -184,6 +190,12 @@ int main(int argc, char *argv[]) {
                         return 1;
         printf("one connection, %llu calls each, caller %s:\n", n, caller);
         report_pair("Register", a, "floor: 2-fd no-work reply", b, n, ", 1 conn");
+
+        /* 1b. Ping: what the broker adds to a call it does no work for. */
+        for (size_t i = 0; i < n; i++)
+                if (timed_call(bus, &target_ping, &a[i]) < 0 || timed_call(bus, &target_floor_ping, &b[i]) < 0)
+                        return 1;
+        report_pair("Peer.Ping", a, "floor: Peer.Ping", b, n, ", 1 conn");
 
         /* 2. Fresh connections. */
         for (size_t i = 0; i < n_fresh; i++)

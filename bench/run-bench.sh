@@ -135,6 +135,12 @@ cat >"$dir/system.conf" <<CONF
     <allow send_destination="org.freedesktop.DBus"
            send_interface="org.freedesktop.DBus.Monitoring"/>
   </policy>
+  <!-- As Debian's: root may read the bus's statistics, which the broker
+       asks for to confirm that its replies left the bus. -->
+  <policy user="root">
+    <allow send_destination="org.freedesktop.DBus"
+           send_interface="org.freedesktop.DBus.Debug.Stats"/>
+  </policy>
 
   <!-- The bench's stand-in service, given the same rules as the broker. -->
   <policy user="root">
@@ -143,6 +149,8 @@ cat >"$dir/system.conf" <<CONF
   <policy context="default">
     <allow send_destination="org.uebroker1.BenchFloor"
            send_interface="org.uebroker1.BenchFloor"/>
+    <allow send_destination="org.uebroker1.BenchFloor"
+           send_interface="org.freedesktop.DBus.Peer"/>
   </policy>
 
   <!-- The project's own policy, as installed. -->

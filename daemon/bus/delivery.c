@@ -27,6 +27,18 @@
  * Half a second, so that with a polkit check before it a bystander hears
  * within a second (1.25 s with a whole second: bench-noisy-neighbour). */
 #define HOLD_MAX_USEC 500000u
+/* A question costs the bus a message pair, as much as a reply. While the
+ * pins do not press, one question covers the replies of PROBE_DEFER_USEC:
+ * it waits that long after the first unconfirmed reply. They press when
+ * the connection pins PROBE_NOW_FDS descriptors (eight Register replies)
+ * or PROBE_NOW_BYTES bytes, when its uid could not send PROBE_HEADROOM
+ * more at once (two Register replies; its part shrinks as more uids pin),
+ * or when any reply waits for room or is refused: then every deferred
+ * question goes at once. */
+#define PROBE_DEFER_USEC 20000u
+#define PROBE_NOW_FDS 16u
+#define PROBE_NOW_BYTES (UINT64_C(64) << 10)
+#define PROBE_HEADROOM ((struct delivery_cost) { .fds = 4, .bytes = 4096 })
 
 struct held_reply {
         sd_bus_message *call;           /* for the refusal, once held too long; NULL: never refused */
@@ -160,8 +172,62 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         struct delivery_ledger *l = ASSERT_PTR(userdata);
 
         l->retry = sd_event_source_disable_unref(l->retry);
+        l->deferred = false;
         probe_start(l);
         return 0;
+}
+
+/* A deferred question of @l goes now. */
+static void probe_undefer(struct delivery_ledger *l) {
+        if (!l->deferred)
+                return;
+        l->retry = sd_event_source_disable_unref(l->retry);
+        l->deferred = false;
+        probe_start(l);
+}
+
+/* Room is short: every deferred question goes now, so that pins of
+ * replies already read are released within a round trip to the bus. */
+static void probe_undefer_all(struct delivery *d) {
+        LIST_FOREACH_SAFE(pinned_list, l, next, d->pinned)
+                probe_undefer(l);
+}
+
+static bool pins_press(const struct delivery_ledger *l) {
+        struct delivery *d = l->delivery;
+        struct delivery_usage all, user;
+
+        if (d->held || l->pinned.fds >= PROBE_NOW_FDS || l->pinned.bytes >= PROBE_NOW_BYTES)
+                return true;
+        all = usage_all(d, l->uid);
+        user = usage_of(d, l->uid);
+        return delivery_decide(&d->limits, &all, &user, l->privileged, PROBE_HEADROOM, false) != DELIVERY_SEND;
+}
+
+/* Asks about what @l pinned now if the pins press, else within
+ * PROBE_DEFER_USEC, with whatever else is sent to it meanwhile. */
+static void probe_soon(struct delivery_ledger *l) {
+        int r;
+
+        if (l->probe || l->probe_queued || delivery_cost_is_zero(l->pinned))
+                return;
+        if (pins_press(l)) {
+                if (l->deferred)
+                        probe_undefer(l);
+                else
+                        probe_start(l);         /* unless backing off */
+                return;
+        }
+        if (l->retry)
+                return;                         /* deferred already, or backing off */
+        r = sd_event_add_time_relative(l->delivery->event, &l->retry, CLOCK_MONOTONIC, PROBE_DEFER_USEC,
+                                       PROBE_DEFER_USEC / 4, on_retry, l);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot defer asking the bus about %s's replies, asking now: %m", l->bus_name);
+                probe_start(l);
+                return;
+        }
+        l->deferred = true;
 }
 
 /* The bus still holds something for @l: ask again after a back-off. */
@@ -202,8 +268,7 @@ static void probe_confirmed(struct delivery_ledger *l) {
         unpin(l, l->probed);
         l->probed = (struct delivery_cost) {};
         l->backoff = 0;
-        if (!delivery_cost_is_zero(l->pinned))
-                probe_start(l);         /* sent after the question: ask again */
+        probe_soon(l);          /* what was sent after the question */
 }
 
 static void probe_finished(struct delivery_ledger *l) {
@@ -345,7 +410,7 @@ static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct del
                 return r;
         l->delivery->sent++;
         pin(l, cost);
-        probe_start(l);
+        probe_soon(l);
         return 0;
 }
 
@@ -478,18 +543,21 @@ static int deliver(struct delivery_ledger *l, sd_bus_message *call, sd_bus_messa
                 l->n_held++;
                 d->held_total++;
                 hold_timer_arm(d);
+                probe_undefer_all(d);
                 return 1;
         case DELIVERY_REFUSE:
         default:
+                probe_undefer_all(d);
                 return -EBUSY;
         }
 }
 
 int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_message *reply, struct delivery_cost cost,
                   bool may_hold) {
-        int r = deliver(l, call, reply, cost, may_hold);
+        int r;
 
         assert(l);
+        r = deliver(l, call, reply, cost, may_hold);
         if (r == -EBUSY)
                 l->delivery->refused++;
         return r;
@@ -502,6 +570,7 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
 
         if (delivery_decide(&d->limits, &all, &user, l->privileged, cost, false) != DELIVERY_SEND) {
                 d->refused++;
+                probe_undefer_all(d);
                 return -EBUSY;
         }
         d->sent++;
@@ -519,8 +588,11 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold) {
         struct delivery *d = ASSERT_PTR(l)->delivery;
         struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
+        enum delivery_verdict v = delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold);
 
-        return delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold);
+        if (v != DELIVERY_SEND)
+                probe_undefer_all(d);
+        return v;
 }
 
 void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret) {
@@ -567,6 +639,7 @@ void delivery_ledger_done(struct delivery_ledger *l) {
                 probe_finished(l);
         probe_queue_remove(l);
         l->retry = sd_event_source_disable_unref(l->retry);
+        l->deferred = false;
         unpin(l, l->pinned);
         /* Nothing is held any more: whatever a count missed goes too. */
         user_charge_deinit(&l->fds_charge);

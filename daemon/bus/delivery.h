@@ -25,7 +25,11 @@
  *
  * Questions are asked at most DELIVERY_PROBES_MAX at a time (below
  * dbus-daemon's 128 pending replies beside polkit's checks), again with a
- * back-off while a client's queue does not drain.
+ * back-off while a client's queue does not drain. A question costs the bus
+ * as much as a reply, so while room is plenty one question covers a
+ * connection's replies of 20 ms; when room is short (a connection pins a
+ * few descriptors or 64 KiB, or a reply waits or is refused) every
+ * question goes at once.
  *
  * A watch on the broker's own outgoing queue says in the log (rate
  * limited) when the bus stops taking what the broker sends, and who holds
@@ -63,7 +67,8 @@ struct delivery_ledger {
         struct user_charge held_charge;         /* CHARGE_REPLIES_HELD: n_held */
         struct delivery_cost probed;    /* of which sent before the question in flight */
         sd_bus_slot *probe;             /* the question in flight */
-        sd_event_source *retry;         /* the next question, after a back-off */
+        sd_event_source *retry;         /* the next question, after a back-off or deferred */
+        bool deferred;                  /* retry is a deferral (probe_soon()), not a back-off */
         unsigned backoff;
         unsigned n_held;
         bool probe_queued;

@@ -462,18 +462,22 @@ class HostileTest(unittest.TestCase):
 
     def test_8_a_known_connection_costs_no_extra_bus_round_trip(self):
         # Identity once: root's Register is its call and its reply, and
-        # the broker's question to the bus whether the reply with its
-        # descriptors left it (GetConnectionStats, off the caller's path);
-        # an unprivileged one adds exactly one CheckAuthorization round
-        # trip.
+        # the broker's questions to the bus whether the replies with their
+        # descriptors left it (GetConnectionStats, off the caller's path,
+        # one for several replies: daemon/bus/delivery.c asks at once only
+        # when the pins press, here every 8 replies of root and every 4 of
+        # a uid bound by its share); an unprivileged one adds exactly one
+        # CheckAuthorization round trip.
         # On dbus-broker there is no GetConnectionStats to ask: no probe.
-        probes = 20 if ARGS.bus == 'dbus-daemon' else 0
-        counts = self.count_messages_of_registers(0, 20)
-        self.assertEqual(counts, {'mc Register': 20, 'mr': 20 + probes,
-                                  **({'mc GetConnectionStats': probes} if probes else {})}, counts)
-        counts = self.count_messages_of_registers(USERS[3], 20)
-        self.assertEqual(counts, {'mc Register': 20, 'mc CheckAuthorization': 20, 'mr': 40 + probes,
-                                  **({'mc GetConnectionStats': probes} if probes else {})}, counts)
+        for uid, own_calls in ((0, {}), (USERS[3], {'mc CheckAuthorization': 20})):
+            counts = self.count_messages_of_registers(uid, 20)
+            probes = counts.pop('mc GetConnectionStats', 0)
+            if ARGS.bus == 'dbus-daemon':
+                self.assertTrue(1 <= probes <= 10, f'{probes} questions for 20 replies of uid {uid}: {counts}')
+            else:
+                self.assertEqual(probes, 0, counts)
+            self.assertEqual(counts, {'mc Register': 20, **own_calls, 'mr': 20 + len(own_calls) * 20 + probes},
+                             counts)
 
     def test_9_clients_sized_to_the_fd_limit(self):
         # 1200 descriptors: a reserve of 1024 and 88 sessions of two (fewer
