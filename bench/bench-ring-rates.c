@@ -217,6 +217,7 @@ struct targets {
         bool available[_PATH_MAX];
         const char *why[_PATH_MAX];             /* when not available */
         int marker_fd;
+        const char *broker_pid;
 };
 
 struct stats {
@@ -233,7 +234,25 @@ struct stats {
         size_t lat_n;
         double lat_p50, lat_p99, lat_max;
         double pickup_p50, pickup_p99, pickup_max;      /* of it, write -> broker read */
+        /* CPU of what carries the events (the broker; LTTng's session and
+         * consumer daemons) over the run, warm-up and drain included, per
+         * event written, ns; < 0: not measured. */
+        double carrier_ns_per_event;
 };
+
+/* The CPU of what carries @path's events, ns so far; -1: nothing to
+ * measure (trace_marker: the kernel, in the writer's own time). */
+static long long carrier_cpu_ns(enum path path, const struct targets *t) {
+        switch (path) {
+        case PATH_RING:
+        case PATH_SOCKET:
+                return bench_cpu_ns(t->broker_pid);
+        case PATH_LTTNG:
+                return bench_cpu_ns_of_comm("lttng-");
+        default:
+                return -1;
+        }
+}
 
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
@@ -262,7 +281,8 @@ static struct stats run_path(enum path path, struct targets *t, unsigned long lo
         struct consumer *c = t->consumer[path];
         uint64_t *cost = calloc(n, sizeof(*cost)), total = 0, start, timed_start = 0;
         unsigned long long records0 = 0, lost0 = 0;
-        struct stats s = { .measured = true, .calls = n };
+        long long carrier0, carrier1;
+        struct stats s = { .measured = true, .calls = n, .carrier_ns_per_event = -1 };
 
         if (!cost) {
                 fprintf(stderr, "out of memory\n");
@@ -286,6 +306,7 @@ static struct stats run_path(enum path path, struct targets *t, unsigned long lo
                 pthread_mutex_unlock(&c->lock);
         }
 
+        carrier0 = carrier_cpu_ns(path, t);
         start = bench_now_ns();
         for (unsigned long long i = 0; i < warm + n; i++) {
                 uint64_t t0, t1;
@@ -353,7 +374,11 @@ static struct stats run_path(enum path path, struct targets *t, unsigned long lo
                         c->lat_cap = c->lat_n = 0;
                 }
                 pthread_mutex_unlock(&c->lock);
-        }
+        } else if (path == PATH_LTTNG)
+                usleep(200000);         /* its consumer daemon reads sub-buffers on a timer */
+        carrier1 = carrier_cpu_ns(path, t);
+        if (carrier0 >= 0 && carrier1 >= carrier0 && s.written > 0)
+                s.carrier_ns_per_event = (double) (carrier1 - carrier0) / (double) s.written;
         return s;
 }
 
@@ -406,6 +431,10 @@ static void print_row(enum path p, const struct targets *t, const struct stats *
                 printf(" %9llu hits while the session recorded\n", s->written);
         else
                 printf(" %9llu written, %llu failed\n", s->written, s->failed);
+        if (s->carrier_ns_per_event >= 0)
+                printf("  %-22s carrier CPU %.0f ns per event written (%.1f ms per million: %s)\n", "",
+                       s->carrier_ns_per_event, s->carrier_ns_per_event,
+                       p == PATH_LTTNG ? "lttng-sessiond + lttng-consumerd" : "uebrokerd");
         if ((p == PATH_RING || p == PATH_SOCKET) && s->failed)
                 printf("  %-22s %llu calls failed otherwise (event not enabled, or another error)\n", "", s->failed);
 }
@@ -437,6 +466,7 @@ int main(int argc, char *argv[]) {
                 return 2;
         }
         bench_raise_fd_limit();
+        t.broker_pid = broker_pid;
 
         t.event[PATH_RING] = client_open("1024", RING_EVENT FIELDS, &ring_client);
         t.event[PATH_SOCKET] = client_open("0", SOCKET_EVENT FIELDS, &socket_client);

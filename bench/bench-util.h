@@ -3,6 +3,7 @@
 
 /* Small helpers shared by the benchmark programs. */
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,72 @@ static inline long long bench_cpu_ticks(const char *pid) {
         if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
                 return -1;
         return (long long) (utime + stime);
+}
+
+/* CPU time in ns of every thread of process @pid ("self", or a number):
+ * the sum of the first field of /proc/PID/task/TID/schedstat (the
+ * scheduler's run time, finer than clock ticks); -1 when /proc cannot
+ * tell. */
+static inline long long bench_cpu_ns(const char *pid) {
+        char path[600];
+        long long sum = 0;
+        struct dirent *de;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%s/task", pid);
+        d = opendir(path);
+        if (!d)
+                return -1;
+        while ((de = readdir(d))) {
+                unsigned long long ns;
+                FILE *f;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", pid, de->d_name);
+                f = fopen(path, "re");
+                if (!f)
+                        continue;       /* the thread ended */
+                if (fscanf(f, "%llu", &ns) == 1)
+                        sum += (long long) ns;
+                fclose(f);
+        }
+        closedir(d);
+        return sum;
+}
+
+/* bench_cpu_ns() summed over every process whose comm starts with @prefix
+ * (the LTTng daemons: lttng-sessiond and the lttng-consumerd it spawns);
+ * 0 when there is none. */
+static inline long long bench_cpu_ns_of_comm(const char *prefix) {
+        long long sum = 0;
+        struct dirent *de;
+        DIR *d = opendir("/proc");
+
+        if (!d)
+                return -1;
+        while ((de = readdir(d))) {
+                char path[300], comm[64] = "";
+                long long ns;
+                FILE *f;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+                f = fopen(path, "re");
+                if (!f)
+                        continue;
+                if (!fgets(comm, sizeof(comm), f))
+                        comm[0] = 0;
+                fclose(f);
+                if (strncmp(comm, prefix, strlen(prefix)) != 0)
+                        continue;
+                ns = bench_cpu_ns(de->d_name);
+                if (ns > 0)
+                        sum += ns;
+        }
+        closedir(d);
+        return sum;
 }
 
 /* Soft fd limit up to the hard one: a bench holding many connections
