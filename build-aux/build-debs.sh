@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The Debian packages, as a packager builds them: the committed tree
+# (git archive HEAD: what a clean clone holds), its build dependencies
+# from debian/control (apt-get build-dep), dpkg-buildpackage -us -uc -b
+# (dh_auto_test runs the unit and integration suites), then bookworm's
+# lintian, failing on any error or warning.
+#   build-aux/build-debs.sh OUT_DIR
+# Leaves the .deb, .changes and .buildinfo files in OUT_DIR.
+set -euo pipefail
+
+out="${1:?usage: build-aux/build-debs.sh OUT_DIR}"
+top="$(cd "$(dirname "$0")/.." && pwd)"
+version="$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-debs.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+tree="$work/uebroker-${version%-*}"
+mkdir "$tree"
+git -C "$top" archive HEAD | tar -x -C "$tree"
+if [ "$(id -u)" = 0 ]; then
+        apt-get build-dep -y -q "$tree" >/dev/null
+fi
+(cd "$tree" && dpkg-buildpackage -us -uc -b)
+lintian --fail-on error,warning --tag-display-limit 0 "$work"/*.changes
+mkdir -p "$out"
+cp "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
+echo "build-debs: $(cd "$out" && ls -- *.deb | tr '\n' ' ')"
