@@ -6,11 +6,19 @@
 # from debian/control (apt-get build-dep), dpkg-buildpackage -us -uc -b
 # (dh_auto_test runs the unit and integration suites), then bookworm's
 # lintian, failing on any error or warning.
-#   build-aux/build-debs.sh OUT_DIR
-# Leaves the .deb, .changes and .buildinfo files in OUT_DIR.
+#   build-aux/build-debs.sh [--older] OUT_DIR
+# Leaves the .deb, .changes and .buildinfo files in OUT_DIR. --older: the
+# same tree as a version lower than debian/changelog's (dch --local
+# "~older"), without its tests, for build-aux/test-debs-lifecycle.sh to
+# upgrade from.
 set -euo pipefail
 
-out="${1:?usage: build-aux/build-debs.sh OUT_DIR}"
+older=false
+if [ "${1:-}" = --older ]; then
+        older=true
+        shift
+fi
+out="${1:?usage: build-aux/build-debs.sh [--older] OUT_DIR}"
 top="$(cd "$(dirname "$0")/.." && pwd)"
 version="$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-debs.XXXXXX")"
@@ -19,6 +27,11 @@ trap 'rm -rf "$work"' EXIT
 tree="$work/uebroker-${version%-*}"
 mkdir "$tree"
 git -C "$top" archive HEAD | tar -x -C "$tree"
+if $older; then
+        (cd "$tree" && DEBFULLNAME="uebroker CI" DEBEMAIL="ci@localhost" \
+                dch --local '~older' --distribution unstable "The same tree, a lower version: the upgrade test's start.")
+        export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }nocheck"
+fi
 if [ "$(id -u)" = 0 ]; then
         apt-get build-dep -y -q "$tree" >/dev/null
 fi

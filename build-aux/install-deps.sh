@@ -41,8 +41,9 @@ packages=(
         clang libclang-rt-14-dev valgrind dpkg-dev
         # the hostile test checks the state file is fsync'ed (strace)
         strace
-        # the Debian packages (debian/, build-aux/build-debs.sh)
-        debhelper lintian
+        # the Debian packages (debian/, build-aux/build-debs.sh: dch for the
+        # lower version the upgrade test starts from)
+        debhelper lintian devscripts
         # bench/: LTTng-UST beside the ring (bench-ring-write, built by CI;
         # run-bench.sh also needs lttng-tools to record, not installed here)
         liblttng-ust-dev
