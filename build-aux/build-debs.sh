@@ -23,12 +23,15 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 version="$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-debs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+# The integration tests run programs as other uids from the build tree.
+chmod 0755 "$work"
 
 tree="$work/uebroker-${version%-*}"
 mkdir "$tree"
 git -C "$top" archive HEAD | tar -x -C "$tree"
 if $older; then
-        (cd "$tree" && DEBFULLNAME="uebroker CI" DEBEMAIL="ci@localhost" \
+        (cd "$tree" && DEBFULLNAME="uebroker maintainers" \
+                DEBEMAIL="maintainers@users.noreply.a-seed-d343ba21.example" \
                 dch --local '~older' --distribution unstable "The same tree, a lower version: the upgrade test's start.")
         export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }nocheck"
 fi

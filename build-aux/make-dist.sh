@@ -20,6 +20,8 @@ tarball="$build/meson-dist/uebroker-$version.tar.xz"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/uebroker-dist.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+# The integration tests run programs as other uids from the build tree.
+chmod 0755 "$work"
 tar -xf "$tarball" -C "$work"
 src="$work/uebroker-$version"
 options=(-Dwerror=true)
