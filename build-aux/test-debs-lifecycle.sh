@@ -30,8 +30,9 @@ snapshot() {
 }
 export DEBIAN_FRONTEND=noninteractive
 # The dependencies alone, so that what stays after the purge is theirs.
-apt-get install -y -q $(for d in /tmp/old/*.deb; do dpkg-deb -f "$d" Depends; done | tr ',' '\n' |
-        sed 's/([^)]*)//; s/|.*//; s/\$.*//; s/ //g' | grep -v '^$' | grep -v '^libuebroker' | sort -u) >/dev/null
+deps="$(apt-get install -s -q /tmp/old/*.deb | sed -n 's/^Inst \([^ ]*\) .*/\1/p' |
+        grep -vxE 'uebrokerd|uebroker-tools|libuebroker1|libuebroker-dev')"
+apt-get install -y -q $deps >/dev/null
 snapshot > /tmp/before
 
 apt-get install -y -q /tmp/old/*.deb >/dev/null
@@ -57,7 +58,8 @@ dpkg --compare-versions "$new_version" gt "$old_version" || fail "$new_version i
 apt-get remove -y -q PACKAGES >/dev/null
 [ ! -e /usr/sbin/uebrokerd ] || fail "uebrokerd stayed after remove"
 [ -e /etc/uebroker/uebrokerd.conf ] || fail "remove took the configuration (only purge may)"
-apt-get purge -y -q PACKAGES >/dev/null
+# dpkg, not apt: the libraries, with no configuration, are gone already.
+dpkg --purge PACKAGES >/dev/null 2>&1 || fail "dpkg --purge failed"
 [ ! -e /etc/uebroker ] || fail "/etc/uebroker stayed after purge"
 [ ! -e /run/uebroker ] || fail "/run/uebroker stayed after purge"
 snapshot > /tmp/after
