@@ -204,30 +204,40 @@ static bool pins_press(const struct delivery_ledger *l) {
         return delivery_decide(&d->limits, &all, &user, l->privileged, PROBE_HEADROOM, false) != DELIVERY_SEND;
 }
 
-/* Asks about what @l pinned now if the pins press, else within
- * PROBE_DEFER_USEC, with whatever else is sent to it meanwhile. */
-static void probe_soon(struct delivery_ledger *l) {
+/* Asks about what @l pinned: now if the pins press, else within
+ * PROBE_DEFER_USEC, with whatever else is sent to it meanwhile. @sent
+ * false: the reply is still to go (sd-bus sends what a filter charged once
+ * the filter returns), so the question waits for the next turn of the loop
+ * at least: it must follow the reply. */
+static void probe_soon(struct delivery_ledger *l, bool sent) {
+        bool press;
         int r;
 
         if (l->probe || l->probe_queued || delivery_cost_is_zero(l->pinned))
                 return;
-        if (pins_press(l)) {
+        press = pins_press(l);
+        if (press && sent) {
                 if (l->deferred)
                         probe_undefer(l);
                 else
                         probe_start(l);         /* unless backing off */
                 return;
         }
-        if (l->retry)
-                return;                         /* deferred already, or backing off */
-        r = sd_event_add_time_relative(l->delivery->event, &l->retry, CLOCK_MONOTONIC, PROBE_DEFER_USEC,
-                                       PROBE_DEFER_USEC / 4, on_retry, l);
+        if (l->retry) {
+                if (!press || !l->deferred)
+                        return;                 /* deferred already, or backing off */
+                l->retry = sd_event_source_disable_unref(l->retry);
+                l->deferred = false;
+        }
+        r = sd_event_add_time_relative(l->delivery->event, &l->retry, CLOCK_MONOTONIC, press ? 0 : PROBE_DEFER_USEC,
+                                       press ? 0 : PROBE_DEFER_USEC / 4, on_retry, l);
         if (r < 0) {
-                log_debug_errno(r, "Cannot defer asking the bus about %s's replies, asking now: %m", l->bus_name);
-                probe_start(l);
+                log_warning_errno(r, "Cannot schedule asking the bus about %s's replies: %m", l->bus_name);
+                if (sent)
+                        probe_start(l);
                 return;
         }
-        l->deferred = true;
+        l->deferred = !press;
 }
 
 /* The bus still holds something for @l: ask again after a back-off. */
@@ -268,7 +278,7 @@ static void probe_confirmed(struct delivery_ledger *l) {
         unpin(l, l->probed);
         l->probed = (struct delivery_cost) {};
         l->backoff = 0;
-        probe_soon(l);          /* what was sent after the question */
+        probe_soon(l, true);    /* what was sent after the question */
 }
 
 static void probe_finished(struct delivery_ledger *l) {
@@ -410,7 +420,7 @@ static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct del
                 return r;
         l->delivery->sent++;
         pin(l, cost);
-        probe_soon(l);
+        probe_soon(l, true);
         return 0;
 }
 
@@ -566,7 +576,6 @@ int delivery_send(struct delivery_ledger *l, sd_bus_message *call, sd_bus_messag
 int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
         struct delivery *d = ASSERT_PTR(l)->delivery;
         struct delivery_usage all = usage_all(d, l->uid), user = usage_of(d, l->uid);
-        int r;
 
         if (delivery_decide(&d->limits, &all, &user, l->privileged, cost, false) != DELIVERY_SEND) {
                 d->refused++;
@@ -575,13 +584,7 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
         }
         d->sent++;
         pin(l, cost);
-        /* sd-bus sends the reply once the filter returns: ask from the
-         * next turn of the loop, so the question follows it. */
-        if (l->probe || l->retry || l->probe_queued)
-                return 0;
-        r = sd_event_add_time_relative(d->event, &l->retry, CLOCK_MONOTONIC, 0, 0, on_retry, l);
-        if (r < 0)
-                log_warning_errno(r, "Cannot schedule asking the bus about %s's replies: %m", l->bus_name);
+        probe_soon(l, false);   /* sd-bus sends the reply once the filter returns */
         return 0;
 }
 
