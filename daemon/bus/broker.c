@@ -1729,11 +1729,10 @@ int broker_new(sd_event *event, sd_bus *bus, const struct provider_ops *ops, con
 void broker_reconfigure(struct broker *b, const struct broker_limits *limits,
                         const struct broker_limit_origins *limit_origins,
                         const struct name_reservations *reservations) {
-        unsigned old_max_events = broker_max_events(b);
+        unsigned old_max_events = broker_max_events(ASSERT_PTR(b));
         struct charge_bounds bounds;
         int r;
 
-        assert(b);
         b->limits = *limits;
         b->peers.max = sessions_within_fd_limit(b->limits.clients, provider_link_fds_per_session(&b->link));
         bounds = broker_charge_bounds(b, b->peers.max);

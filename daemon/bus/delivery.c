@@ -168,6 +168,15 @@ static void start_queued_probes(struct delivery *d) {
         }
 }
 
+/* Cancels @l's deferred question, if any: true if there was one. */
+static bool probe_cancel_deferral(struct delivery_ledger *l) {
+        if (!l->deferred)
+                return false;
+        l->retry = sd_event_source_disable_unref(l->retry);
+        l->deferred = false;
+        return true;
+}
+
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         struct delivery_ledger *l = ASSERT_PTR(userdata);
 
@@ -177,58 +186,50 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* A deferred question of @l goes now. */
-static void probe_undefer(struct delivery_ledger *l) {
-        if (!l->deferred)
-                return;
-        l->retry = sd_event_source_disable_unref(l->retry);
-        l->deferred = false;
-        probe_start(l);
-}
-
 /* Room is short: every deferred question goes now, so that pins of
  * replies already read are released within a round trip to the bus. */
 static void probe_undefer_all(struct delivery *d) {
         LIST_FOREACH_SAFE(pinned_list, l, next, d->pinned)
-                probe_undefer(l);
+                if (probe_cancel_deferral(l))
+                        probe_start(l);
 }
 
-static bool pins_press(const struct delivery_ledger *l) {
-        struct delivery *d = l->delivery;
-        struct delivery_usage all, user;
+/* Whether @l's question should go now: @all and @user are the usage seen
+ * before @added was pinned (what deliver() decided on), so that the pools
+ * are not counted twice for every reply. */
+static bool pins_press(const struct delivery_ledger *l, const struct delivery_usage *all,
+                       const struct delivery_usage *user, struct delivery_cost added) {
+        const struct delivery *d = l->delivery;
 
         if (d->held || l->pinned.fds >= PROBE_NOW_FDS || l->pinned.bytes >= PROBE_NOW_BYTES)
                 return true;
-        all = usage_all(d, l->uid);
-        user = usage_of(d, l->uid);
-        return delivery_decide(&d->limits, &all, &user, l->privileged, PROBE_HEADROOM, false) != DELIVERY_SEND;
+        delivery_cost_add(&added, PROBE_HEADROOM);
+        return delivery_decide(&d->limits, all, user, l->privileged, added, false) != DELIVERY_SEND;
 }
 
-/* Asks about what @l pinned: now if the pins press, else within
+static bool pins_press_now(const struct delivery_ledger *l) {
+        struct delivery_usage all = usage_all(l->delivery, l->uid), user = usage_of(l->delivery, l->uid);
+
+        return pins_press(l, &all, &user, (struct delivery_cost) {});
+}
+
+/* Asks about what @l pinned: now if the pins @press, else within
  * PROBE_DEFER_USEC, with whatever else is sent to it meanwhile. @sent
  * false: the reply is still to go (sd-bus sends what a filter charged once
  * the filter returns), so the question waits for the next turn of the loop
  * at least: it must follow the reply. */
-static void probe_soon(struct delivery_ledger *l, bool sent) {
-        bool press;
+static void probe_soon(struct delivery_ledger *l, bool sent, bool press) {
         int r;
 
         if (l->probe || l->probe_queued || delivery_cost_is_zero(l->pinned))
                 return;
-        press = pins_press(l);
         if (press && sent) {
-                if (l->deferred)
-                        probe_undefer(l);
-                else
-                        probe_start(l);         /* unless backing off */
+                probe_cancel_deferral(l);
+                probe_start(l);                 /* unless backing off */
                 return;
         }
-        if (l->retry) {
-                if (!press || !l->deferred)
-                        return;                 /* deferred already, or backing off */
-                l->retry = sd_event_source_disable_unref(l->retry);
-                l->deferred = false;
-        }
+        if (l->retry && !(press && probe_cancel_deferral(l)))
+                return;                         /* deferred already, or backing off */
         r = sd_event_add_time_relative(l->delivery->event, &l->retry, CLOCK_MONOTONIC, press ? 0 : PROBE_DEFER_USEC,
                                        press ? 0 : PROBE_DEFER_USEC / 4, on_retry, l);
         if (r < 0) {
@@ -278,7 +279,7 @@ static void probe_confirmed(struct delivery_ledger *l) {
         unpin(l, l->probed);
         l->probed = (struct delivery_cost) {};
         l->backoff = 0;
-        probe_soon(l, true);    /* what was sent after the question */
+        probe_soon(l, true, pins_press_now(l));  /* what was sent after the question */
 }
 
 static void probe_finished(struct delivery_ledger *l) {
@@ -413,14 +414,16 @@ static void held_remove(struct delivery *d, struct held_reply *h) {
 
 
 
-static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost) {
+/* @all and @user: the usage deliver() decided on, before @cost. */
+static int send_now(struct delivery_ledger *l, sd_bus_message *reply, struct delivery_cost cost,
+                    const struct delivery_usage *all, const struct delivery_usage *user) {
         int r = sd_bus_send(l->delivery->bus, reply, NULL);
 
         if (r < 0)
                 return r;
         l->delivery->sent++;
         pin(l, cost);
-        probe_soon(l, true);
+        probe_soon(l, true, pins_press(l, all, user, cost));
         return 0;
 }
 
@@ -446,10 +449,9 @@ static void flush_held(struct delivery *d) {
 }
 
 int delivery_set_busy_error(struct delivery *d, uid_t uid, uint64_t waited_usec, sd_bus_error *error) {
-        struct delivery_usage u = usage_of(d, uid);
+        struct delivery_usage u = usage_of(ASSERT_PTR(d), uid);
         char fds_holders[160], bytes_holders[160], waited[48] = "";
 
-        assert(d);
         if (waited_usec > 0)
                 (void) snprintf(waited, sizeof(waited), " for %" PRIu64 " ms", waited_usec / 1000u);
         /* The caller may hold nothing: the holders are named too. */
@@ -531,7 +533,7 @@ static int deliver(struct delivery_ledger *l, sd_bus_message *call, sd_bus_messa
 
         switch (delivery_decide(&d->limits, &all, &user, l->privileged, cost, may_hold)) {
         case DELIVERY_SEND:
-                return send_now(l, reply, cost);
+                return send_now(l, reply, cost, &all, &user);
         case DELIVERY_HOLD:
                 h = calloc(1, sizeof(*h));
                 if (!h)
@@ -584,7 +586,8 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost) {
         }
         d->sent++;
         pin(l, cost);
-        probe_soon(l, false);   /* sd-bus sends the reply once the filter returns */
+        /* sd-bus sends the reply once the filter returns */
+        probe_soon(l, false, pins_press(l, &all, &user, cost));
         return 0;
 }
 
@@ -604,14 +607,14 @@ void delivery_get_user(struct delivery *d, uid_t uid, struct delivery_usage *ret
 }
 
 struct delivery_cost delivery_error_cost(const sd_bus_error *error) {
-        assert(error);
         /* Header fields (destination, reply serial, error name, signature)
          * and the message string, padded. */
         size_t n = 192;
 
-        if (error && error->name)
+        assert(error);
+        if (error->name)
                 n += strlen(error->name);
-        if (error && error->message)
+        if (error->message)
                 n += strlen(error->message);
         return (struct delivery_cost) { .bytes = n };
 }

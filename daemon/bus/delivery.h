@@ -136,7 +136,10 @@ int delivery_charge(struct delivery_ledger *l, struct delivery_cost cost);
 struct delivery_cost delivery_error_cost(const sd_bus_error *error);
 
 /** delivery_check() - the verdict delivery_send() would give now, without
- * sending: for replies too costly to build in vain (large ones). */
+ * sending: for replies too costly to build in vain (large ones). Not
+ * pure: as delivery_send() does, a verdict other than DELIVERY_SEND sends
+ * every deferred question to the bus at once (room is short, and the
+ * answers release pins sooner). */
 enum delivery_verdict delivery_check(struct delivery_ledger *l, struct delivery_cost cost, bool may_hold);
 
 /**

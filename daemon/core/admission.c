@@ -7,9 +7,11 @@ enum admission admission_for_new_event(struct event_registry *reg, uid_t uid, bo
                                        uint64_t now_usec, const struct admission_limits *limits,
                                        struct broker_event **ret_victim) {
         struct broker_event *victim;
-        bool user_full = !exempt && event_registry_count_owned(reg, uid) >= limits->events_per_user;
+        bool user_full;
 
         assert(reg);
+        assert(limits);
+        user_full = !exempt && event_registry_count_owned(reg, uid) >= limits->events_per_user;
 
         *ret_victim = NULL;
         if (user_full || over_part) {

@@ -101,9 +101,8 @@ static void ring_wake(struct provider_session *s) {
 }
 
 void embedded_rings_update(struct provider *p) {
-        bool polled = rings_polled(p);
+        bool polled = rings_polled(ASSERT_PTR(p));
 
-        assert(p);
         if (polled == p->rings_polled)
                 return;
         p->rings_polled = polled;

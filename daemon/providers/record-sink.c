@@ -211,9 +211,8 @@ bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const 
 
 int record_sink_send_description(struct record_sink *s, struct ueb_record_header *h, const char *name,
                                  size_t name_len, const void *payload, size_t payload_len) {
-        int r = pack(s, h, name, name_len, payload, payload_len);
+        int r = pack(ASSERT_PTR(s), h, name, name_len, payload, payload_len);
 
-        assert(s);
         return r == -ENOBUFS ? -EAGAIN : r;
 }
 
