@@ -303,6 +303,16 @@ lttng_stop bench-ring-rates
 run "$build/bench/bench-disabled-check" 300000000
 run "$build/bench/bench-state-save"
 run "$build/bench/bench-decode" 2000000
+# EventHeader decoding vs LinuxTracepoints' library, when meson built it
+# (-Dlinuxtracepoints=PATH); the test file comes from the same checkout.
+lt_src="$(meson introspect --buildoptions "$build" 2>/dev/null |
+          /usr/bin/python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "linuxtracepoints"))' 2>/dev/null)"
+if [ -x "$build/tests/integration/eventheader-decode-dat-utest" ] && [ -n "$lt_src" ]; then
+        run "$build/bench/bench-eventheader-decode" "$build/tests/integration/eventheader-dat-json" \
+                "$build/tests/integration/eventheader-decode-dat-utest" "$lt_src/TestOutput/EventHeaderInterceptorLE64.dat"
+else
+        echo "run-bench: bench-eventheader-decode left out: no LinuxTracepoints build (meson -Dlinuxtracepoints=PATH)"
+fi
 # Hostile clients beside honest ones, on a bus of its own with stock
 # limits (the hostile test's setting), against the broker of this build.
 run /usr/bin/python3 "$src/bench/bench-noisy-neighbour.py" --broker "$build/daemon/uebrokerd" --source-root "$src"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# build-linuxtracepoints.sh [--depfile=FILE] SRC_DIR BUILD_DIR OUTPUT...
+# build-linuxtracepoints.sh [--depfile=FILE] [--build-type=TYPE] SRC_DIR BUILD_DIR OUTPUT...
 #
 # Builds programs of LinuxTracepoints (github.com/microsoft/LinuxTracepoints:
 # a checkout at SRC_DIR, which meson's -Dlinuxtracepoints=PATH names; CI
@@ -15,6 +15,10 @@
 # as C++ there. BUILD_DIR is configured once; later runs only build what
 # changed. Nothing of it is copied into this repository.
 #
+# --build-type=TYPE is CMake's CMAKE_BUILD_TYPE (Release, Debug, ...; empty:
+# CMake's plain build, no optimisation), meson's buildtype translated, so
+# that the bench compares optimised code with optimised code.
+#
 # --depfile=FILE writes a Makefile-style depfile naming every file under
 # SRC_DIR but its .git and TestOutput, for the meson custom target that
 # runs this script (ninja then reruns it only when one of them changed).
@@ -25,10 +29,15 @@
 set -euo pipefail
 
 depfile=
-case "${1:-}" in
---depfile=*) depfile="${1#--depfile=}"; shift ;;
-esac
-[ $# -ge 3 ] || { echo "usage: $0 [--depfile=FILE] SRC_DIR BUILD_DIR OUTPUT..." >&2; exit 2; }
+build_type=
+while :; do
+        case "${1:-}" in
+        --depfile=*) depfile="${1#--depfile=}"; shift ;;
+        --build-type=*) build_type="${1#--build-type=}"; shift ;;
+        *) break ;;
+        esac
+done
+[ $# -ge 3 ] || { echo "usage: $0 [--depfile=FILE] [--build-type=TYPE] SRC_DIR BUILD_DIR OUTPUT..." >&2; exit 2; }
 src="$(cd "$1" && pwd)"
 build="$2"
 shift 2
@@ -59,12 +68,13 @@ run() {
 # Configure once (the generated build reconfigures itself when a
 # CMakeLists.txt changes); again if BUILD_DIR was configured for another
 # source tree.
-if ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$build/CMakeCache.txt" 2>/dev/null; then
+if ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$build/CMakeCache.txt" 2>/dev/null ||
+   ! grep -qxF "CMAKE_BUILD_TYPE:STRING=$build_type" "$build/CMakeCache.txt"; then
         rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
         generator=()
         command -v ninja >/dev/null && generator=(-G Ninja)
         # BUILD_TESTING: libtracepoint's unit tests are among the targets.
-        run cmake "${generator[@]}" -S "$src" -B "$build" -DBUILD_TESTING=ON
+        run cmake "${generator[@]}" -S "$src" -B "$build" -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE="$build_type"
 fi
 
 targets=()

@@ -1,23 +1,36 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""compare-eventheader-oracle.py EVENTHEADER_DAT_JSON TESTOUTPUT_DIR
+"""compare-eventheader-oracle.py EVENTHEADER_DAT_JSON TESTOUTPUT_DIR [DECODE_DAT_UTEST]
+   compare-eventheader-oracle.py --perf-decode ARTIFACT_DIR
 
 Our EventHeader decoding (eventheader-dat-json, as `uebctl record --json`
 renders events) against LinuxTracepoints' own, on the file its tests
 decode: TESTOUTPUT_DIR/EventHeaderInterceptorLE64.dat (374 events written
 by its test providers: every encoding and format, arrays, structs, tags,
-activity ids) and the JSON its decoder wrote for it
-(EventHeaderInterceptorLE64.dat.linux.json). Every event's name, fields
+activity ids) and the JSON its decoder writes for it: with
+DECODE_DAT_UTEST (its eventheader-decode-dat-utest, built from the same
+checkout) that JSON is written now, by its decoding library, and must
+equal the one it keeps (EventHeaderInterceptorLE64.dat.linux.json), which
+is used without it. Every event's name, fields
 (names, order, values) and header (level, keyword, opcode, id, version,
 tag, activity ids) must agree, but for the differences listed in KNOWN
 with their reasons; a known difference that no longer differs fails too
 (the list must stay true). Exit 77 without a LinuxTracepoints checkout.
+
+With --perf-decode, the vm tier's host check (tests/vm/run-vm.sh
+--host-check): one run of LinuxTracepoints' EventHeader sample in the
+guest, collected by perf-collect and decoded by perf-decode
+(ARTIFACT_DIR/eh-perf-decode.json) and recorded by `uebctl record --json`
+(ARTIFACT_DIR/eh-uebctl.jsonl): the same events, each with the same name,
+header, fields and values, and the same thread.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 DAT = 'EventHeaderInterceptorLE64.dat'
 
@@ -40,12 +53,31 @@ def pairs(p):
     return p
 
 
-def load_theirs(testoutput):
-    with open(os.path.join(testoutput, DAT + '.linux.json'), 'rb') as f:
+def decode_theirs(utest, testoutput, workdir):
+    """Their library's JSON for the file, written now by their utest (it
+    reads DIR/DAT, writes DIR/DAT.linux.json.actual and compares it with
+    DIR/DAT.linux.json.expected)."""
+    shutil.copyfile(os.path.join(testoutput, DAT), os.path.join(workdir, DAT))
+    shutil.copyfile(os.path.join(testoutput, DAT + '.linux.json'), os.path.join(workdir, DAT + '.linux.json.expected'))
+    run = subprocess.run([utest, workdir], capture_output=True)
+    if run.returncode != 0:
+        sys.exit(f'not ok: {utest} {workdir}: exit {run.returncode}: {run.stdout.decode(errors="replace")}')
+    return os.path.join(workdir, DAT + '.linux.json.actual')
+
+
+def load_theirs(path):
+    with open(path, 'rb') as f:
         # Their file holds the raw bytes of invalid UTF-8; surrogateescape
         # gives \\udcNN for each, as our JSON writes them.
         text = f.read().decode('utf-8', 'surrogateescape').lstrip('\ufeff')
     return json.loads('{' + text + '}', object_pairs_hook=pairs)[0][1]
+
+
+def load_perf_decode(path):
+    """perf-decode's output: a BOM, then { "FILE": [ events ] }."""
+    with open(path, 'rb') as f:
+        text = f.read().decode('utf-8', 'surrogateescape').lstrip('\ufeff')
+    return json.loads(text, object_pairs_hook=pairs)[0][1]
 
 
 def load_ours(tool, testoutput):
@@ -102,8 +134,9 @@ def compare(theirs, ours):
     t = dict((k, v) for k, v in theirs if k in ('n', 'meta'))
     t_fields = [(k, v) for k, v in theirs if k not in ('n', 'meta')]
     o = dict(ours)
-    if 'error' in o:
-        return [f'{name}: ours did not decode it: {o["error"]}']
+    for key in ('error', 'eventheader_error'):
+        if key in o:
+            return [f'{name}: ours did not decode it: {o[key]}']
     eh, meta = header_of(o)
     event = f'{eh.get("provider")}:{eh.get("event")}'
     if t['n'] != event:
@@ -138,13 +171,54 @@ def compare(theirs, ours):
     return problems
 
 
+def event_name(ours):
+    eh = dict(dict(ours).get('eventheader', []))
+    return f'{eh.get("provider")}:{eh.get("event")}'
+
+
+def main_perf_decode(artifacts):
+    """Each of perf-decode's events against uebctl's record of the same
+    event (the first not yet matched with its name: the two may order
+    events of different CPUs differently)."""
+    theirs = load_perf_decode(os.path.join(artifacts, 'eh-perf-decode.json'))
+    with open(os.path.join(artifacts, 'eh-uebctl.jsonl'), 'rb') as f:
+        ours = [json.loads(line, object_pairs_hook=pairs) for line in f.read().decode('utf-8').splitlines()]
+    problems = []
+    if len(theirs) != len(ours) or len(theirs) < 2:
+        problems.append(f'{len(ours)} events recorded by uebctl, {len(theirs)} by perf-collect (2 or more due)')
+    unmatched = list(ours)
+    for t in theirs:
+        t_name = dict(t)['n']
+        o = next((o for o in unmatched if event_name(o) == t_name), None)
+        if o is None:
+            problems.append(f'{t_name}: perf-decode shows it, uebctl recorded no such event')
+            continue
+        unmatched.remove(o)
+        problems += compare(t, o)
+        t_tid, o_tid = dict(dict(t).get('meta', [])).get('tid'), dict(o).get('tid', dict(o).get('pid'))
+        if t_tid != o_tid:
+            problems.append(f'{t_name}: thread {o_tid}, theirs {t_tid}')
+    for o in unmatched:
+        problems.append(f'{event_name(o)}: uebctl recorded it, perf-decode does not show it')
+    for p in problems:
+        print('not ok:', p)
+    print(f'{len(theirs)} events of perf-decode against {len(ours)} of uebctl record: {len(problems)} differences')
+    return 1 if problems else 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == '--perf-decode':
+        return main_perf_decode(sys.argv[2])
     if len(sys.argv) < 3:
         print('compare-eventheader-oracle: ' + os.environ.get('LINUXTRACEPOINTS_MISSING', 'no TestOutput directory'),
               file=sys.stderr)
         return 77
     tool, testoutput = sys.argv[1], sys.argv[2]
-    theirs = load_theirs(testoutput)
+    with tempfile.TemporaryDirectory() as workdir:
+        if len(sys.argv) > 3:
+            theirs = load_theirs(decode_theirs(sys.argv[3], testoutput, workdir))
+        else:
+            theirs = load_theirs(os.path.join(testoutput, DAT + '.linux.json'))
     ours = load_ours(tool, testoutput)
     if len(theirs) != len(ours):
         print(f'not ok: {len(ours)} events decoded, theirs {len(theirs)}')

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # run-vm.sh [--kernel=upstream|patched|debug|v1] [--scenario=FILE] [--guest-bin=FILE...]
-#           BUILD_DIR [SOURCE_ROOT]
+#           [--host-check="PROG [ARG...]"] BUILD_DIR [SOURCE_ROOT]
 #
 # The vm test tier: boots QEMU (TCG) on a test kernel with an initramfs
 # holding the project from BUILD_DIR, a real system bus and polkitd
@@ -23,6 +23,11 @@
 #   --scenario=FILE    the guest's scenario (default tests/vm/scenario.sh)
 #   --guest-bin=FILE   a program the scenario runs, put in
 #                      /usr/libexec/uebroker-vm/ (repeatable)
+#   --host-check="PROG [ARG...]"
+#                      after the guest, PROG ARG... ARTIFACT_DIR checks what
+#                      the scenario left there (artifact NAME FILE in the
+#                      guest: /run/artifacts/NAME); anything but exit 0
+#                      fails the run (77 too: nothing may skip here)
 #   --skip=REASON      a program the scenario runs could not be built
 #                      (tests/vm/meson.build says why): skip (77), saying so
 #
@@ -39,12 +44,14 @@ set -euo pipefail
 kernel_kind=upstream
 scenario=
 guest_bins=()
+host_check=
 skip_reason=
 while [ $# -gt 0 ]; do
         case "$1" in
         --kernel=upstream|--kernel=patched|--kernel=debug|--kernel=v1) kernel_kind="${1#--kernel=}" ;;
         --scenario=*) scenario="${1#--scenario=}" ;;
         --guest-bin=*) guest_bins+=("${1#--guest-bin=}") ;;
+        --host-check=*) host_check="${1#--host-check=}" ;;
         --skip=*) skip_reason="${1#--skip=}" ;;
         --*) echo "run-vm.sh: unknown option $1" >&2; exit 2 ;;
         *) break ;;
@@ -164,5 +171,25 @@ not_oks=$(grep -c '^not ok [0-9]' "$tap" || true)
 if grep -Eq 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$console.txt"; then
         grep -E -A20 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$console.txt" | head -n 60
         fail "a sanitizer reported an error in the guest"
+fi
+# The artifacts: each between its markers, in base64.
+artifacts="$work/artifacts"
+mkdir -p "$artifacts"
+awk -v dir="$artifacts" '
+        /^===== uebroker-vm: artifact [A-Za-z0-9._-]+ =====$/ { name = $4; next }
+        /^===== uebroker-vm: end artifact =====$/ { name = ""; next }
+        name != "" { print > (dir "/" name ".b64") }' "$console.txt"
+for a in "$artifacts"/*.b64; do
+        [ -f "$a" ] || continue
+        base64 -d < "$a" > "${a%.b64}" || fail "artifact ${a##*/} does not decode"
+        rm -f "$a"
+done
+[ -z "${UEBROKER_VM_KEEP:-}" ] || cp -r "$artifacts" "$UEBROKER_VM_KEEP/"
+if [ -n "$host_check" ]; then
+        echo "----- host check: $host_check $artifacts ($(ls "$artifacts" | tr '\n' ' '))"
+        read -ra host_check_argv <<< "$host_check"     # PROG and its arguments, split at spaces
+        rc=0
+        "${host_check_argv[@]}" "$artifacts" || rc=$?
+        [ $rc = 0 ] || fail "the host check $host_check failed (exit $rc)"
 fi
 echo "PASS: $plan checks"

@@ -22,6 +22,8 @@ not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
 check() { text="$1"; shift; if "$@" >&2; then ok "$text"; else not_ok "$text"; fi; }
 not() { ! "$@"; }
 as_tester() { su -s /bin/sh tester -c "$*"; }
+# artifact NAME FILE: FILE goes to the host as NAME (run-vm.sh --host-check)
+artifact() { mkdir -p /run/artifacts && cp "$2" "/run/artifacts/$1"; }
 info() { echo "scenario: $*" >&2; }
 matches() { printf '%s\n' "$1" | grep -Eq "$2"; }   # matches TEXT ERE
 waitfor() {     # waitfor TENTHS COMMAND...: polls COMMAND
@@ -573,6 +575,19 @@ if [ -x $X/uebroker-run ]; then
                 info "perf-collect: $(cat $pc_out)"
                 check "perf-collect (root) collects the sample's two tracepoints" \
                         sh -c "grep -q 'info: created \"$pc_data\"' $pc_out && ! grep -q warning $pc_out"
+                # The same run recorded by uebctl too (an instance of the
+                # broker's beside perf's events): the host compares its
+                # decoding with perf-decode's (compare-eventheader-oracle.py).
+                uj_out=/tmp/eh-uebctl.jsonl
+                uebctl record --json --count=2 --provider=MyProviderName --provider=OtherProviderName \
+                        > $uj_out 2> /tmp/eh-uebctl.err &
+                uj_pid=$!
+                # Its "Recording" line follows the broker's reply: both
+                # events are enabled in the instance by then (the instance
+                # itself exists before).
+                waitfor 100 grep -q '^Recording events matching 2 patterns (2 events now)' /tmp/eh-uebctl.err
+                check "uebctl record --provider (root) records the sample's two providers ($(cat /tmp/eh-uebctl.err))" \
+                        grep -q '^Recording events matching 2 patterns (2 events now)' /tmp/eh-uebctl.err
                 # The sample's second iteration writes Event1 and Event2
                 # (its first found them disabled); then x ends it.
                 echo >&4
@@ -592,6 +607,14 @@ if [ -x $X/uebroker-run ]; then
                         sh -c "test $pc_rc = 0 && grep -q 'info: woke .* bytes to \"$pc_data\"' $pc_out"
                 $X/perf-decode $pc_data > $pd_out 2>&1
                 info "perf-decode: $(cat $pd_out)"
+                waitfor 100 not kill -0 $uj_pid 2>/dev/null || kill -INT $uj_pid
+                wait $uj_pid
+                uj_rc=$?
+                info "uebctl record --json (exit $uj_rc): $(cat $uj_out /tmp/eh-uebctl.err)"
+                check "uebctl record --json gets the sample's two events and exits 0 ($uj_rc)" \
+                        sh -c "test $uj_rc = 0 && test \$(wc -l < $uj_out) = 2"
+                artifact eh-perf-decode.json $pd_out
+                artifact eh-uebctl.jsonl $uj_out
                 check "perf-decode: MyProviderName:Event1 with its EventHeader fields (ArgC 1, Structure { ArgCount 1, Arg0 the program }, iteration 2), level 4" \
                         grep -Eq '"n": "MyProviderName:Event1", "ArgC": 1, "Structure": \{ "ArgCount": 1, "Arg0": "[^"]*/eventheader-provider-sample" \}, "iteration": 2, "meta": \{.*"level": 4' $pd_out
                 check "perf-decode: OtherProviderName:Event2 with its fields (iteration 2, argv0 the program), level 5" \

@@ -44,23 +44,58 @@ void strbuf_append(struct strbuf *sb, const char *s) {
 }
 
 void strbuf_append_c(struct strbuf *sb, char c) {
+        if (!sb->oom && sb->len + 2 <= sb->cap) {
+                sb->buf[sb->len++] = c;
+                sb->buf[sb->len] = '\0';
+                return;
+        }
         strbuf_append_n(sb, &c, 1);
 }
 
+void strbuf_append_u64(struct strbuf *sb, uint64_t v) {
+        char digits[20];
+        size_t n = sizeof(digits);
+
+        do {
+                digits[--n] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v > 0);
+        strbuf_append_n(sb, digits + n, sizeof(digits) - n);
+}
+
+void strbuf_append_i64(struct strbuf *sb, int64_t v) {
+        if (v < 0) {
+                strbuf_append_c(sb, '-');
+                /* -(INT64_MIN) does not fit: negate as unsigned. */
+                strbuf_append_u64(sb, -(uint64_t) v);
+        } else
+                strbuf_append_u64(sb, (uint64_t) v);
+}
+
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap) {
+        size_t room;
         va_list aq;
         int n;
 
+        /* Formatted once when it fits in the room left (the common case),
+         * twice when the buffer must grow first. */
+        if (!strbuf_reserve(sb, 0))
+                return;
+        room = sb->cap - sb->len;
         va_copy(aq, ap);
-        n = vsnprintf(NULL, 0, fmt, aq);
+        n = vsnprintf(sb->buf + sb->len, room, fmt, aq);
         va_end(aq);
         if (n < 0) {
+                sb->buf[sb->len] = '\0';
                 sb->oom = true;
                 return;
         }
-        if (!strbuf_reserve(sb, (size_t) n))
-                return;
-        vsnprintf(sb->buf + sb->len, (size_t) n + 1, fmt, ap);
+        if ((size_t) n >= room) {
+                sb->buf[sb->len] = '\0';
+                if (!strbuf_reserve(sb, (size_t) n))
+                        return;
+                vsnprintf(sb->buf + sb->len, (size_t) n + 1, fmt, ap);
+        }
         sb->len += (size_t) n;
 }
 

@@ -85,13 +85,26 @@ static void append_ascii(struct strbuf *sb, unsigned char c, enum text_escape_st
                 strbuf_append_c(sb, (char) c);
 }
 
+/* Printable ASCII that neither style escapes: copied in runs. */
+static bool is_plain(unsigned char c) {
+        return c >= 0x20 && c < 0x7f && c != '\\' && c != '"';
+}
+
 void text_escape_append(struct strbuf *sb, const char *s, size_t n, enum text_escape_style style) {
         const unsigned char *u = (const unsigned char *) s;
 
         for (size_t i = 0; i < n;) {
                 uint32_t cp;
-                size_t len = utf8_decode(u + i, n - i, &cp);
+                size_t len;
 
+                for (len = 0; i + len < n && is_plain(u[i + len]); len++)
+                        ;
+                if (len > 0) {
+                        strbuf_append_n(sb, s + i, len);
+                        i += len;
+                        continue;
+                }
+                len = utf8_decode(u + i, n - i, &cp);
                 if (len == 0) {
                         if (style == TEXT_ESCAPE_JSON)
                                 strbuf_printf(sb, "\\udc%02x", u[i]);

@@ -258,7 +258,7 @@ static void append_fixed(struct strbuf *sb, const uint8_t *p, size_t size, uint8
 
         switch (format) {
         case EVENTHEADER_FMT_SIGNED_INT:
-                strbuf_printf(sb, "%" PRId64, sign_extend(u, size));
+                strbuf_append_i64(sb, sign_extend(u, size));
                 break;
         case EVENTHEADER_FMT_HEX_INT:
                 append_word(sb, json, "0x%" PRIX64, u);
@@ -267,7 +267,7 @@ static void append_fixed(struct strbuf *sb, const uint8_t *p, size_t size, uint8
                 append_errno(sb, (int32_t) (uint32_t) u, json);
                 break;
         case EVENTHEADER_FMT_PID:
-                strbuf_printf(sb, "%" PRId32, (int32_t) (uint32_t) u);
+                strbuf_append_i64(sb, (int32_t) (uint32_t) u);
                 break;
         case EVENTHEADER_FMT_TIME:
                 append_time(sb, sign_extend(u, size), json);
@@ -277,7 +277,7 @@ static void append_fixed(struct strbuf *sb, const uint8_t *p, size_t size, uint8
                 if (u <= 1)
                         strbuf_append(sb, u ? "true" : "false");
                 else
-                        strbuf_printf(sb, "%" PRId32, (int32_t) (uint32_t) u);
+                        strbuf_append_i64(sb, (int32_t) (uint32_t) u);
                 break;
         case EVENTHEADER_FMT_FLOAT:
                 append_float(sb, p, size, big_endian, json);
@@ -295,7 +295,7 @@ static void append_fixed(struct strbuf *sb, const uint8_t *p, size_t size, uint8
                 append_uuid(sb, p, json);
                 break;
         case EVENTHEADER_FMT_PORT:
-                strbuf_printf(sb, "%u", (unsigned) p[0] << 8 | p[1]);
+                strbuf_append_u64(sb, (unsigned) p[0] << 8 | p[1]);
                 break;
         case EVENTHEADER_FMT_IP_ADDRESS:
         case EVENTHEADER_FMT_IP_ADDRESS_OBSOLETE:
@@ -304,7 +304,7 @@ static void append_fixed(struct strbuf *sb, const uint8_t *p, size_t size, uint8
                 append_word(sb, json, "%s", addr);
                 break;
         default:
-                strbuf_printf(sb, "%" PRIu64, u);
+                strbuf_append_u64(sb, u);
                 break;
         }
 }
@@ -532,10 +532,19 @@ int eventheader_format_json(const char *name, size_t name_len, const void *paylo
                 strbuf_append(&tmp, ",\"group\":");
                 json_append_string(&tmp, ev.tracepoint.group, ev.tracepoint.group_len);
         }
-        strbuf_printf(&tmp,
-                      ",\"level\":%u,\"keyword\":\"0x%" PRIx64 "\",\"opcode\":%u,\"tag\":%u,\"id\":%u,"
-                      "\"version\":%u,\"flags\":%u",
-                      ev.level, ev.tracepoint.keyword, ev.opcode, ev.tag, ev.id, ev.version, ev.flags);
+        strbuf_append(&tmp, ",\"level\":");
+        strbuf_append_u64(&tmp, ev.level);
+        strbuf_printf(&tmp, ",\"keyword\":\"0x%" PRIx64 "\"", ev.tracepoint.keyword);
+        strbuf_append(&tmp, ",\"opcode\":");
+        strbuf_append_u64(&tmp, ev.opcode);
+        strbuf_append(&tmp, ",\"tag\":");
+        strbuf_append_u64(&tmp, ev.tag);
+        strbuf_append(&tmp, ",\"id\":");
+        strbuf_append_u64(&tmp, ev.id);
+        strbuf_append(&tmp, ",\"version\":");
+        strbuf_append_u64(&tmp, ev.version);
+        strbuf_append(&tmp, ",\"flags\":");
+        strbuf_append_u64(&tmp, ev.flags);
         if (ev.has_activity_id) {
                 strbuf_append(&tmp, ",\"activity\":");
                 append_uuid(&tmp, ev.activity_id, true);
