@@ -80,6 +80,7 @@ mmdebstrap --variant=minbase --include="$packages" \
         --dpkgopt='path-exclude=/usr/share/locale/*' \
         --dpkgopt='path-exclude=/usr/share/doc/*' \
         --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+        --dpkgopt='path-include=/usr/share/doc/uebrokerd/*' \
         --customize-hook='chroot "$1" useradd --create-home --uid 1000 --shell /bin/bash tester' \
         --customize-hook='chroot "$1" groupadd --gid 1100 tracing' \
         --customize-hook='chroot "$1" useradd --create-home --uid 1001 --groups tracing --shell /bin/bash tracer' \

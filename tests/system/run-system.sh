@@ -6,18 +6,17 @@
 # The system test tier: boots Debian bookworm with systemd as PID 1 under
 # QEMU (TCG) on the vm tier's user_events kernel (--kernel=v1: the kernel
 # provider's 6.1 kernel with the original interface, the vm tier's
-# vm-v1 kernel, built once for both), with the project
-# installed by `meson install` as a distribution would, and reports the
-# checks the guest ran (tests/system/scenario.sh) as TAP on stdout, for
+# vm-v1 kernel, built once for both), where the guest installs the
+# project's Debian packages with apt-get (a lower version, then an upgrade
+# to these) as an administrator does, and reports the checks it ran
+# (tests/system/scenario.sh, debian/tests among them) as TAP on stdout, for
 # meson. Details go to stderr.
 #
 # The guest's initramfs is two gzip'ed cpio archives, one after the other:
-# the cached root filesystem (build-rootfs.sh, given the Debian packages
-# whose libraries the installed programs link) and an overlay with what
-# `meson install --destdir` puts in the tree (from a build directory of its
-# own, BUILD_DIR/tests/system/install-build, set up with -Dprefix=/usr
-# -Dsysconfdir=/etc -Dlocalstatedir=/var), the example program, and the
-# test unit with its scenario.
+# the cached root filesystem (build-rootfs.sh, given what the packages
+# depend on) and an overlay with the .deb files, the example program (from
+# an install-style build of its own, BUILD_DIR/tests/system/install-build),
+# debian/tests, and the test unit with its scenario.
 #
 # Exit: TAP results (meson decides), "Bail out!" when the guest died or ran
 # out of time; 77 (skip, with the reason) only when a tool is missing.
@@ -25,6 +24,11 @@
 #   UEBROKER_VM_KERNEL       a bzImage to boot instead of the cached one
 #   UEBROKER_SYSTEM_TIMEOUT  seconds the guest may run (default 600)
 #   UEBROKER_SYSTEM_KEEP     a directory to keep the console log and overlay in
+#   UEBROKER_SYSTEM_DEBS     the packages to test (build-aux/build-debs.sh's
+#                            OUT_DIR); default: built here (--quick) from the
+#                            committed tree, cached per tree
+#   UEBROKER_SYSTEM_DEBS_OLDER  a lower version of them to upgrade from
+#                            (build-debs.sh --older); with the default, built too
 #   UEBROKER_SYSTEM_BUS      the system bus: dbus-daemon (default) or dbus-broker
 #                            (a root filesystem of its own with the package,
 #                            which enables itself as dbus.service)
@@ -77,39 +81,61 @@ else
 fi
 t_cached=$(date +%s)
 
-# --- the project, installed as a distribution package would be ---
+# --- the project's Debian packages, which the guest installs with apt-get
+#     (a lower version first, then these: the upgrade), and the example
+#     program, built from an install-style build of its own ---
+debs="${UEBROKER_SYSTEM_DEBS:-}"
+debs_older="${UEBROKER_SYSTEM_DEBS_OLDER:-}"
+if [ -z "$debs" ]; then
+        command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
+                skip "dpkg-buildpackage or debhelper is missing (apt-get install dpkg-dev debhelper devscripts)"
+        tree_id="$(git -C "$src" rev-parse 'HEAD^{tree}' 2>/dev/null)" ||
+                skip "no git checkout to build the packages from (build them, build-aux/build-debs.sh, and set UEBROKER_SYSTEM_DEBS)"
+        cached="$build/tests/system/debs-$tree_id"
+        if [ ! -e "$cached/.built" ]; then
+                rm -rf "$build/tests/system"/debs-*
+                log "building the packages of the committed tree (HEAD $tree_id) and a lower version of it"
+                "$src/build-aux/build-debs.sh" --quick "$cached/new" >&2 || bail "building the packages failed"
+                "$src/build-aux/build-debs.sh" --quick --older "$cached/older" >&2 ||
+                        bail "building the lower version's packages failed"
+                touch "$cached/.built"
+        fi
+        debs="$cached/new"
+        debs_older="$cached/older"
+        log "the packages of the committed tree (HEAD): changes not committed are not in them"
+fi
+ls "$debs"/*.deb >/dev/null 2>&1 || bail "no packages in $debs"
+stage="$work/stage"
+mkdir -p "$stage/var/lib/uebroker-system/debs/new"
+chmod 0755 "$stage"
+cp "$debs"/*.deb "$stage/var/lib/uebroker-system/debs/new/"
+if [ -n "$debs_older" ]; then
+        mkdir -p "$stage/var/lib/uebroker-system/debs/older"
+        cp "$debs_older"/*.deb "$stage/var/lib/uebroker-system/debs/older/"
+fi
+log "packages: $(cd "$stage/var/lib/uebroker-system/debs" && find . -name '*.deb' | sort | tr '\n' ' ')"
+
 inst="$build/tests/system/install-build"
 if [ ! -e "$inst/build.ninja" ]; then
         meson setup "$inst" "$src" -Dprefix=/usr -Dsysconfdir=/etc -Dlocalstatedir=/var \
                 -Dtests=disabled >&2 || bail "meson setup of $inst failed"
 fi
-ninja -C "$inst" >&2 || bail "building $inst failed"
-stage="$work/stage"
-mkdir -p "$stage"
-chmod 0755 "$stage"
-DESTDIR="$stage" meson install -C "$inst" --no-rebuild --quiet >&2 || bail "meson install failed"
-
-# Debian bookworm has merged /usr: /lib, /bin and /sbin are links into
-# /usr. systemd's pkg-config still says /lib/systemd/system, and a real
-# directory in the overlay would replace the link while unpacking.
-for d in bin sbin lib lib64; do
-        if [ -d "$stage/$d" ] && [ ! -L "$stage/$d" ]; then
-                mkdir -p "$stage/usr/$d"
-                cp -a "$stage/$d/." "$stage/usr/$d/"
-                rm -rf "${stage:?}/$d"
-        fi
-done
-log "installed: $(cd "$stage" && find . -type f | sort | tr '\n' ' ')"
-# the example program (examples/ is built, not installed)
+ninja -C "$inst" examples/hello-events >&2 || bail "building $inst/examples/hello-events failed"
+# the example program (examples/ is built, not packaged), against the
+# packaged library
 install -D -m 0755 "$inst/examples/hello-events" "$stage/usr/local/bin/hello-events"
 # a client that never reads its replies, for the scenario (no Python there)
 mkdir -p "$stage/usr/local/lib/uebroker-system"
 # shellcheck disable=SC2046 # pkg-config's words
 cc -std=gnu11 -O1 -Wall -Werror -o "$stage/usr/local/lib/uebroker-system/unread-client" "$here/unread-client.c" \
         $(pkg-config --cflags --libs libsystemd) >&2 || bail "building unread-client failed"
+# debian/tests (autopkgtest), which the scenario runs as autopkgtest would
+mkdir -p "$stage/usr/local/lib/uebroker-system/debian"
+cp -r "$src/debian/tests" "$stage/usr/local/lib/uebroker-system/debian/"
 
-# --- the root filesystem (cached), with the Debian packages that hold the
-#     libraries the installed programs link, as a package's Depends would ---
+# --- the root filesystem (cached), with what the packages depend on (apt
+#     in the guest has no network: every dependency is there already) and
+#     the libraries the two test programs link ---
 # dpkg knows a file by the path its package ships, which merged /usr and
 # the libraries' symlinks hide: try the name, its target, each with and
 # without /usr.
@@ -123,16 +149,35 @@ package_of() {
         return 0
 }
 libs_of() { ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'; }
+ours=()
+for d in "$stage"/var/lib/uebroker-system/debs/*/*.deb; do
+        ours+=("$(dpkg-deb -f "$d" Package)")
+done
 depends=()
 while IFS= read -r lib; do
         case "$lib" in "$inst"/*|*/libuebroker.so*) continue ;; esac     # the project's own
         pkg="$(package_of "$lib")"
-        [ -n "$pkg" ] || bail "no Debian package holds $lib (linked by the installed programs)"
+        [ -n "$pkg" ] || bail "no Debian package holds $lib (linked by the test programs)"
         depends+=("$pkg")
-done < <(find "$stage" -type f -perm -u+x | while IFS= read -r f; do libs_of "$f"; done | sort -u)
+done < <(for f in "$stage/usr/local/bin/hello-events" "$stage/usr/local/lib/uebroker-system/unread-client"; do
+                libs_of "$f"; done | sort -u)
+# Each Depends: of the packages, the first of alternatives, versions and
+# architecture qualifiers dropped; virtual names (dbus-system-bus) are
+# provided by the bus the root gets anyway.
+while IFS= read -r dep; do
+        case " ${ours[*]} " in *" $dep "*) continue ;; esac
+        candidate="$(apt-cache policy "$dep" 2>/dev/null | sed -n 's/^ *Candidate: //p')"
+        if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then
+                log "dependency $dep: virtual, left to its provider"
+                continue
+        fi
+        depends+=("$dep")
+done < <(for d in "$stage"/var/lib/uebroker-system/debs/*/*.deb; do dpkg-deb -f "$d" Depends Pre-Depends; done |
+         sed -e 's/^[A-Za-z-]*: //' | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/:any//' -e 's/[[:space:]]//g' |
+         grep -v '^$' | sort -u)
 [ "$system_bus" = dbus-broker ] && depends+=(dbus-broker)
 mapfile -t depends < <(printf '%s\n' "${depends[@]}" | sort -u)
-log "the installed programs link libraries from: ${depends[*]}"
+log "the root gets, for the packages and the test programs: ${depends[*]}"
 set +e
 rootfs="$("$here/build-rootfs.sh" "${depends[@]}")"
 r=$?

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The system tier's scenario, run as root by uebroker-system-test.service
 # in the booted Debian guest (systemd PID 1, the real system bus and
-# polkitd, the project as `meson install` put it). Users: tester (uid 1000)
+# polkitd, the project's Debian packages installed by apt-get here). Users: tester (uid 1000)
 # and tracer (uid 1001, group tracing). One TAP line per check; the TAP, the
 # details and the daemon's journal go to the serial console between
 # markers, then the guest powers off (ExecStopPost= of the test unit).
@@ -42,6 +42,19 @@ registrations() {
         busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>/dev/null |
                 sed -n 's/.*\["'"$1"'","[^"]*",[0-9]*,\([0-9]*\),[a-z]*\].*/\1/p'
 }
+run_autopkgtest() {      # run_autopkgtest NAME RESTRICTIONS
+        local tmp out err rc
+        tmp=$(mktemp -d) out=/run/autopkgtest-$1.out err=/run/autopkgtest-$1.err
+        AUTOPKGTEST_TMP=$tmp "$tests_dir/$1" > $out 2> $err
+        rc=$?
+        info "debian/tests/$1 (exit $rc): $(cat $out) stderr: $(cat $err)"
+        if matches "$2" 'allow-stderr'; then
+                check "debian/tests/$1 passes ($(tail -n 1 $out))" test $rc = 0
+        else
+                check "debian/tests/$1 passes, nothing on stderr ($(tail -n 1 $out))" test $rc = 0 -a ! -s $err
+        fi
+        rm -rf "$tmp"
+}
 REFUSED='^Error org\.freedesktop\.DBus\.Error\.(AccessDenied|InteractiveAuthorizationRequired)'
 finish() {
         echo "1..$n" >> $tap
@@ -73,13 +86,62 @@ esac
 check "the system bus is $system_bus (${UEBROKER_SYSTEM_BUS:-dbus-daemon} asked)" \
         test "$system_bus" = "${UEBROKER_SYSTEM_BUS:-dbus-daemon}"
 
-# 1. the installed unit, enabled and started the way users do it
-check "uebrokerd.service is installed and not yet enabled" \
-        test "$(systemctl is-enabled uebrokerd 2>&1)" = disabled
-check "systemctl enable --now uebrokerd" systemctl enable --now uebrokerd
-check "uebrokerd is active" systemctl is-active uebrokerd
-check "enabled, with the bus alias dbus-org.uebroker1.service" \
-        test "$(systemctl is-enabled uebrokerd 2>&1)" = enabled -a -e /etc/systemd/system/dbus-org.uebroker1.service
+# 1. the packages, installed with apt-get as an administrator does (no
+#    network: what they depend on is in the root already): a lower
+#    version first, which enables and starts the unit; then the upgrade,
+#    which restarts the daemon, keeps the events registered, and updates
+#    the journal's catalog through systemd's trigger.
+debs=/var/lib/uebroker-system/debs
+apt_install() {         # apt_install DEB...: apt-get's output in the details
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
+}
+version_of() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null; }
+if [ -d $debs/older ]; then
+        check "apt-get installs the lower version's packages ($(cd $debs/older && echo *.deb))" \
+                apt_install $debs/older/*.deb
+        check "the package enabled uebrokerd.service, with the bus alias dbus-org.uebroker1.service" \
+                test "$(systemctl is-enabled uebrokerd 2>&1)" = enabled -a -e /etc/systemd/system/dbus-org.uebroker1.service
+        check "and started it" systemctl is-active uebrokerd
+        older_version=$(version_of uebrokerd)
+        older_pid=$(systemctl show -P MainPID uebrokerd)
+        r=$(as tester busctl --system call org.uebroker1 /org/uebroker1 org.uebroker1.Broker Register s \
+                "pkg_upgrade u32 a" 2>&1)
+        check "tester registers pkg_upgrade on the lower version ($older_version: $r)" \
+                matches "$r" '^hhuu [0-9]+ [0-9]+ [0-9]+ [0-9]+$'
+fi
+check "apt-get installs the packages under test ($(cd $debs/new && echo *.deb))" apt_install $debs/new/*.deb
+new_version=$(version_of uebrokerd)
+check "uebrokerd $new_version is installed, as its .deb says" \
+        test "$new_version" = "$(dpkg-deb -f $debs/new/uebrokerd_*.deb Version)"
+check "uebrokerd --version and uebctl --version say ${new_version%%-*}" \
+        sh -c "uebrokerd --version | grep -qw '${new_version%%-*}' && uebctl --version | grep -qw '${new_version%%-*}'"
+check "uebrokerd.service is enabled, with the bus alias, and active" \
+        sh -c "test \"\$(systemctl is-enabled uebrokerd)\" = enabled && test -e /etc/systemd/system/dbus-org.uebroker1.service && systemctl is-active uebrokerd"
+if [ -n "${older_pid:-}" ]; then
+        new_pid=$(systemctl show -P MainPID uebrokerd)
+        check "the upgrade ($older_version -> $new_version) restarted the daemon (MainPID $older_pid -> $new_pid)" \
+                test "$new_pid" != "$older_pid" -a "$new_pid" != 0
+        check "and the restarted daemon still lists pkg_upgrade (its event table kept in /run/uebroker)" \
+                test -n "$(registrations pkg_upgrade)"
+        journalctl --no-pager -b -u uebrokerd -n 20 >&2
+fi
+catalog_id=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' /usr/lib/systemd/catalog/uebroker.catalog | head -n 1)
+check "the journal's catalog knows uebrokerd's messages (systemd's trigger ran journalctl --update-catalog: $catalog_id)" \
+        sh -c "test -n '$catalog_id' && journalctl --list-catalog 2>/dev/null | grep -qi '^$catalog_id'"
+# polkitd reads the package's actions by itself: 9. grants by them.
+
+# 1b. debian/tests, as autopkgtest runs them on a testbed with the
+#     packages installed: each test of debian/tests/control, as root (they
+#     need it), in a fresh AUTOPKGTEST_TMP; it passes when it exits 0 and,
+#     unless it allows stderr, writes nothing there.
+tests_dir=/usr/local/lib/uebroker-system/debian/tests
+while IFS= read -r line; do
+        case "$line" in
+        Tests:*) names="${line#Tests:}" ;;
+        Restrictions:*) restrictions="${line#Restrictions:}" ;;
+        "") for name in ${names:-}; do run_autopkgtest "$name" "${restrictions:-}"; done; names= restrictions= ;;
+        esac
+done < <(cat $tests_dir/control; echo)
 # The original interface (the kernel provider's 6.1 kernel) says "Max:
 # 4096" in its status text, upstream's does not.
 kernel=upstream
@@ -215,7 +277,7 @@ check "polkitd answered (polkit.service is active)" systemctl is-active polkit
 r=$(call tracer Delete string:sysbus boolean:false)
 info "tracer Delete before the rules: $r"
 check "without the example rules, polkit refuses tracer's Delete too ($r)" matches "$r" "$REFUSED"
-cp /usr/share/doc/uebroker/examples/50-uebroker-example.rules /etc/polkit-1/rules.d/
+cp /usr/share/doc/uebrokerd/examples/50-uebroker-example.rules /etc/polkit-1/rules.d/
 granted() { ! matches "$(call tracer Delete string:sysbus boolean:false)" "$REFUSED"; }
 waitfor 100 granted
 r=$(busctl --system --json=short call org.uebroker1 /org/uebroker1 org.uebroker1.Broker ListEvents 2>&1)
