@@ -58,11 +58,14 @@
 /* Records read from one ring per wakeup or tick. */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
 /* The poll interval while records come, and the most it backs off to
- * while none do: delivery within 5 ms, and 100 idle rings cost the
- * broker 200 cheap ticks a second (bench/README.md). */
+ * while few do: delivery within 50 ms at low rates (LTTng's consumer
+ * reads every 200 ms by default), each tick carrying fifty records at 1k
+ * events/s instead of five: a fifth of the broker's CPU per event at 1k
+ * and a third at 20k events/s (bench/README.md); 100 idle rings cost 20
+ * cheap ticks a second. Faster writers cross the fill mark and ring. */
 #define EMBEDDED_RING_POLL_MIN_USEC 1000u
-#define EMBEDDED_RING_POLL_MAX_USEC 5000u
-/* Empty ticks before a ring sleeps: at least 200 ms. */
+#define EMBEDDED_RING_POLL_MAX_USEC 50000u
+/* Empty ticks before a ring sleeps: about 1.8 s at the slowest tick. */
 #define EMBEDDED_RING_SLEEP_TICKS 40u
 /* One uid's rings are read at most this fast, in payload bytes their
  * records claim (ring_budget): libuebroker's fastest single writer
