@@ -58,8 +58,8 @@
 /* Records read from one ring per wakeup or tick. */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
 /* The poll interval while records come, and the most it backs off to
- * while few do: delivery within 50 ms at low rates (LTTng's consumer
- * reads every 200 ms by default), each tick carrying fifty records at 1k
+ * while few do: delivery within 50 ms at low rates (LTTng-UST's consumer
+ * gets a sub-buffer once it is full, by default), each tick carrying fifty records at 1k
  * events/s instead of five: a fifth of the broker's CPU per event at 1k
  * and a third at 20k events/s (bench/README.md); 100 idle rings cost 20
  * cheap ticks a second. Faster writers cross the fill mark and ring. */
