@@ -105,11 +105,6 @@ static unsigned count_lines_with(const char *path, const char *needle) {
         return n;
 }
 
-static uint64_t median(uint64_t *v, unsigned n) {
-        qsort(v, n, sizeof(*v), bench_compare_u64);
-        return v[n / 2];
-}
-
 int main(int argc, char *argv[]) {
         char dir[] = "/tmp/bench-eventheader-decode.XXXXXX", dat[128], expected[160], ours_out[128], theirs_out[128];
         uint64_t ours_wall[ROUNDS_MAX], ours_cpu[ROUNDS_MAX], theirs_wall[ROUNDS_MAX], theirs_cpu[ROUNDS_MAX];
@@ -162,10 +157,10 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "bench-eventheader-decode: not every event was decoded\n");
                 return 1;
         }
-        bench_report("EventHeader to JSON, ours (wall)", (double) median(ours_wall, rounds) / events, "LinuxTracepoints' (wall)",
-                     (double) median(theirs_wall, rounds) / events, "ns/event");
-        bench_report("EventHeader to JSON, ours (CPU)", (double) median(ours_cpu, rounds) / events, "LinuxTracepoints' (CPU)",
-                     (double) median(theirs_cpu, rounds) / events, "ns/event");
+        bench_report("EventHeader to JSON, ours (wall)", (double) bench_percentile(ours_wall, rounds, 50) / events, "LinuxTracepoints' (wall)",
+                     (double) bench_percentile(theirs_wall, rounds, 50) / events, "ns/event");
+        bench_report("EventHeader to JSON, ours (CPU)", (double) bench_percentile(ours_cpu, rounds, 50) / events, "LinuxTracepoints' (CPU)",
+                     (double) bench_percentile(theirs_cpu, rounds, 50) / events, "ns/event");
         unlink(dat);
         unlink(expected);
         unlink(ours_out);

@@ -254,23 +254,6 @@ static long long carrier_cpu_ns(enum path path, const struct targets *t) {
         }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
-/* The @p-th percentile (nearest rank) of @n sorted samples. */
-static uint64_t rank_of(const uint64_t *v, size_t n, double p) {
-        size_t rank = (size_t) ((p / 100.0) * (double) n + 0.999999);
-
-        if (n == 0)
-                return 0;
-        if (rank < 1)
-                rank = 1;
-        return v[(rank > n ? n : rank) - 1];
-}
-
 /* @warm + @n calls on @path at @rate, call i due at start + i / rate,
  * only the last @n timed. */
 static struct stats run_path(enum path path, struct targets *t, unsigned long long rate, unsigned long long warm,
@@ -346,9 +329,9 @@ static struct stats run_path(enum path path, struct targets *t, unsigned long lo
         }
         s.achieved = (double) n * 1e9 / (double) (bench_now_ns() - timed_start);
 
-        qsort(cost, n, sizeof(*cost), cmp_u64);
-        s.p50 = (double) rank_of(cost, n, 50);
-        s.p99 = (double) rank_of(cost, n, 99);
+        qsort(cost, n, sizeof(*cost), bench_compare_u64);
+        s.p50 = (double) bench_rank(cost, n, 50);
+        s.p99 = (double) bench_rank(cost, n, 99);
         s.mean = (double) total / (double) n;
         free(cost);
 
@@ -359,14 +342,14 @@ static struct stats run_path(enum path path, struct targets *t, unsigned long lo
                 s.lost = c->lost - lost0;
                 s.accounted = s.received + s.lost == s.written;
                 if (c->lat) {
-                        qsort(c->lat, c->lat_n, sizeof(*c->lat), cmp_u64);
+                        qsort(c->lat, c->lat_n, sizeof(*c->lat), bench_compare_u64);
                         s.lat_n = c->lat_n;
-                        s.lat_p50 = (double) rank_of(c->lat, c->lat_n, 50) / 1000.0;
-                        s.lat_p99 = (double) rank_of(c->lat, c->lat_n, 99) / 1000.0;
+                        s.lat_p50 = (double) bench_rank(c->lat, c->lat_n, 50) / 1000.0;
+                        s.lat_p99 = (double) bench_rank(c->lat, c->lat_n, 99) / 1000.0;
                         s.lat_max = c->lat_n ? (double) c->lat[c->lat_n - 1] / 1000.0 : 0;
-                        qsort(c->pickup, c->lat_n, sizeof(*c->pickup), cmp_u64);
-                        s.pickup_p50 = (double) rank_of(c->pickup, c->lat_n, 50) / 1000.0;
-                        s.pickup_p99 = (double) rank_of(c->pickup, c->lat_n, 99) / 1000.0;
+                        qsort(c->pickup, c->lat_n, sizeof(*c->pickup), bench_compare_u64);
+                        s.pickup_p50 = (double) bench_rank(c->pickup, c->lat_n, 50) / 1000.0;
+                        s.pickup_p99 = (double) bench_rank(c->pickup, c->lat_n, 99) / 1000.0;
                         s.pickup_max = c->lat_n ? (double) c->pickup[c->lat_n - 1] / 1000.0 : 0;
                         free(c->lat);
                         free(c->pickup);
@@ -392,8 +375,8 @@ static double timer_overhead_ns(void) {
 
                 v[i] = bench_now_ns() - t0;
         }
-        qsort(v, N, sizeof(v[0]), cmp_u64);
-        return (double) rank_of(v, N, 50);
+        qsort(v, N, sizeof(v[0]), bench_compare_u64);
+        return (double) bench_rank(v, N, 50);
 }
 
 /* The broker's ring memory in use, all users (the Pools property), or -1. */

@@ -28,12 +28,6 @@
 
 #define ROUNDS 50
 
-static int compare_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 /* Adds @n events with commands of about @long_fields; 0 or -errno. */
 static int fill(struct event_registry *reg, unsigned n, bool long_fields) {
         char command[600];
@@ -75,9 +69,9 @@ static bool measure(struct event_registry *reg, const char *dir, double *ret_med
                         return false;
                 took[i] = bench_now_ns() - t0;
         }
-        qsort(took, ROUNDS, sizeof(took[0]), compare_u64);
-        *ret_median = (double) took[ROUNDS / 2] / 1000.0;
-        *ret_p99 = (double) took[ROUNDS * 99 / 100] / 1000.0;
+        qsort(took, ROUNDS, sizeof(took[0]), bench_compare_u64);
+        *ret_median = (double) bench_rank(took, ROUNDS, 50) / 1000.0;
+        *ret_p99 = (double) bench_rank(took, ROUNDS, 99) / 1000.0;
         return true;
 }
 

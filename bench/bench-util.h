@@ -47,20 +47,27 @@ static int bench_compare_u64(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-/* The @p-th percentile (0 < p <= 100) of @n samples, in microseconds;
- * sorts @v in place (nearest rank). */
-static inline double bench_percentile_us(uint64_t *v, size_t n, double p) {
-        size_t rank;
+/* The @p-th percentile (0 < p <= 100, nearest rank) of @n samples sorted
+ * in ascending order; 0 for none. */
+static inline uint64_t bench_rank(const uint64_t *sorted, size_t n, double p) {
+        size_t rank = (size_t) ((p / 100.0) * (double) n + 0.999999);
 
         if (n == 0)
-                return 0.0;
-        qsort(v, n, sizeof(*v), bench_compare_u64);
-        rank = (size_t) ((p / 100.0) * (double) n + 0.999999);
+                return 0;
         if (rank < 1)
                 rank = 1;
-        if (rank > n)
-                rank = n;
-        return (double) v[rank - 1] / 1000.0;
+        return sorted[(rank > n ? n : rank) - 1];
+}
+
+/* The @p-th percentile of @n samples in any order; sorts @v in place. */
+static inline uint64_t bench_percentile(uint64_t *v, size_t n, double p) {
+        qsort(v, n, sizeof(*v), bench_compare_u64);
+        return bench_rank(v, n, p);
+}
+
+/* The same of samples in nanoseconds, in microseconds. */
+static inline double bench_percentile_us(uint64_t *v, size_t n, double p) {
+        return (double) bench_percentile(v, n, p) / 1000.0;
 }
 
 /* utime + stime of process @pid ("self", or a number) in clock ticks

@@ -168,20 +168,25 @@ static void start_queued_probes(struct delivery *d) {
         }
 }
 
+/* Ends @l's timer, whether it defers a question or backs off after a
+ * failed one. */
+static void retry_stop(struct delivery_ledger *l) {
+        l->retry = sd_event_source_disable_unref(l->retry);
+        l->deferred = false;
+}
+
 /* Cancels @l's deferred question, if any: true if there was one. */
 static bool probe_cancel_deferral(struct delivery_ledger *l) {
         if (!l->deferred)
                 return false;
-        l->retry = sd_event_source_disable_unref(l->retry);
-        l->deferred = false;
+        retry_stop(l);
         return true;
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         struct delivery_ledger *l = ASSERT_PTR(userdata);
 
-        l->retry = sd_event_source_disable_unref(l->retry);
-        l->deferred = false;
+        retry_stop(l);
         probe_start(l);
         return 0;
 }
@@ -644,8 +649,7 @@ void delivery_ledger_done(struct delivery_ledger *l) {
         if (l->probe)
                 probe_finished(l);
         probe_queue_remove(l);
-        l->retry = sd_event_source_disable_unref(l->retry);
-        l->deferred = false;
+        retry_stop(l);
         unpin(l, l->pinned);
         /* Nothing is held any more: whatever a count missed goes too. */
         user_charge_deinit(&l->fds_charge);

@@ -199,7 +199,6 @@ int user_charges_take(struct user_charges *c, uid_t uid, enum charge_kind kind, 
 int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
         struct user_account *a = account_get(ASSERT_PTR(c), uid);
 
-
         if (!a)
                 return -ENOMEM;
         add(c, a, kind, amount);
@@ -208,7 +207,6 @@ int user_charges_force(struct user_charges *c, uid_t uid, enum charge_kind kind,
 
 void user_charges_release(struct user_charges *c, uid_t uid, enum charge_kind kind, uint64_t amount) {
         struct user_account *a = account_find(ASSERT_PTR(c), uid);
-
 
         if (!a)
                 return;
@@ -350,13 +348,11 @@ bool user_charges_exempt(const struct user_charges *c, uid_t uid, enum charge_ki
 uint64_t user_charges_other_holders(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
         bool counted = !uid_privileged(uid) && user_charges_held(ASSERT_PTR(c), uid, kind) > 0;
 
-
         return c->holders[kind] - counted;
 }
 
 uint64_t user_charges_held(const struct user_charges *c, uid_t uid, enum charge_kind kind) {
         const struct user_account *a = account_find(ASSERT_PTR(c), uid);
-
 
         return a ? a->held[kind] : 0;
 }

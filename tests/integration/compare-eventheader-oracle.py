@@ -66,17 +66,14 @@ def decode_theirs(utest, testoutput, workdir):
 
 
 def load_theirs(path):
+    """LinuxTracepoints' JSON (perf-decode's, or the decode test's): a BOM,
+    then { "FILE": [ events ] } (the test's file lacks the outer braces)."""
     with open(path, 'rb') as f:
         # Their file holds the raw bytes of invalid UTF-8; surrogateescape
         # gives \\udcNN for each, as our JSON writes them.
-        text = f.read().decode('utf-8', 'surrogateescape').lstrip('\ufeff')
-    return json.loads('{' + text + '}', object_pairs_hook=pairs)[0][1]
-
-
-def load_perf_decode(path):
-    """perf-decode's output: a BOM, then { "FILE": [ events ] }."""
-    with open(path, 'rb') as f:
-        text = f.read().decode('utf-8', 'surrogateescape').lstrip('\ufeff')
+        text = f.read().decode('utf-8', 'surrogateescape').lstrip('\ufeff').strip()
+    if not text.startswith('{'):
+        text = '{' + text + '}'
     return json.loads(text, object_pairs_hook=pairs)[0][1]
 
 
@@ -180,7 +177,7 @@ def main_perf_decode(artifacts):
     """Each of perf-decode's events against uebctl's record of the same
     event (the first not yet matched with its name: the two may order
     events of different CPUs differently)."""
-    theirs = load_perf_decode(os.path.join(artifacts, 'eh-perf-decode.json'))
+    theirs = load_theirs(os.path.join(artifacts, 'eh-perf-decode.json'))
     with open(os.path.join(artifacts, 'eh-uebctl.jsonl'), 'rb') as f:
         ours = [json.loads(line, object_pairs_hook=pairs) for line in f.read().decode('utf-8').splitlines()]
     problems = []
