@@ -229,9 +229,14 @@ export UEBROKER_HARNESS_DIR="$dir"
 status=$?
 
 # Stop the broker first and collect its exit status: a leak or crash at
-# shutdown fails the run.
+# shutdown fails the run. One that ended during CMD is said, whatever CMD
+# made of it: its log above tells why.
 broker_status=0
-if kill -0 "$broker_pid" 2>/dev/null; then
+if ! kill -0 "$broker_pid" 2>/dev/null; then
+        wait "$broker_pid"
+        broker_status=$?
+        echo "broker-harness: uebrokerd ended while the test ran, with status $broker_status" >&2
+else
         kill -TERM "$broker_pid"
         for i in $(seq 1 300); do
                 kill -0 "$broker_pid" 2>/dev/null || break
@@ -240,12 +245,13 @@ if kill -0 "$broker_pid" 2>/dev/null; then
         if kill -0 "$broker_pid" 2>/dev/null; then
                 echo "broker-harness: uebrokerd ignored SIGTERM" >&2
                 kill -KILL "$broker_pid"
+                wait "$broker_pid"
                 broker_status=1
+        else
+                wait "$broker_pid"
+                broker_status=$?
         fi
 fi
-wait "$broker_pid"
-rc=$?
-[ "$broker_status" -eq 0 ] && broker_status=$rc
 broker_pid=""
 
 if [ "$status" -eq 0 ] && [ "$broker_status" -ne 0 ]; then
