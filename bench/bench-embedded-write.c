@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Delivery through the embedded provider, end to end, on the writev path
- * (a client without a ring: $UEBROKER_RING_KIB=0): a writer calls
- * ueb_write() for N events, retrying each on -EAGAIN (so every event is
- * offered until it is taken), the broker reads and forwards them, and a
- * Record consumer checks that every sequence number arrives, in order.
- * The rate is N over the time from the first write to the last event
- * received. Baseline, in the same run: one hop, the same writer loop with
- * sendmsg() on a SOCK_SEQPACKET socketpair (the send buffer the broker
- * gives a data socket) and a thread receiving and checking each message.
- * Three rounds of each, alternating; the medians are compared.
+ * Delivery through the embedded provider, end to end, closed loop: a
+ * writer calls ueb_write() for N events, retrying each on -EAGAIN (so every
+ * event is offered until it is taken), the broker reads and forwards them,
+ * and a Record consumer checks that every sequence number arrives, in
+ * order, and counts what the broker reports lost. The rate is N over the
+ * time from the first write to the last event received. Two clients of
+ * the same event, one per path:
+ *   ring     a client with a 1 MiB ring ($UEBROKER_RING_KIB=1024): the
+ *            writer fills the ring, the broker drains it
+ *   writev   a client without ($UEBROKER_RING_KIB=0): one sendmsg() per
+ *            event on the data socket
+ * Baseline, in the same run: one hop, the same writer loop with sendmsg()
+ * on a SOCK_SEQPACKET socketpair (the send buffer the broker gives a data
+ * socket) and a thread receiving and checking each message. Five rounds of
+ * each, in turn; the medians are compared, and each path's slowest round
+ * against its median.
  *   bench-embedded-write [EVENTS]   (default 1M; needs a broker: run-bench.sh)
  */
 #include <pthread.h>
@@ -30,7 +36,7 @@
 #include "uebroker.h"
 
 #define BENCH_COMMAND "bench_write u64 seq; char[16] pad"
-#define ROUNDS 3
+#define ROUNDS 5
 
 struct bench_payload {
         uint64_t seq;
@@ -54,7 +60,8 @@ static void seq_check(struct seq_reader *rd, const uint8_t *payload, size_t len)
                 return;
         }
         memcpy(&seq, payload, sizeof(seq));
-        if (seq != rd->received)
+        /* What the broker reported lost went missing before this one. */
+        if (seq != rd->received + rd->lost)
                 rd->out_of_order++;
         rd->received++;
 }
@@ -181,23 +188,42 @@ static int compare_rounds(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+/* A client of its own with @ring_kib of ring (0: none), and the event. */
+static int open_client(const char *ring_kib, struct ueb_client **ret_client, struct ueb_event **ret_event) {
+        setenv("UEBROKER_RING_KIB", ring_kib, 1);
+        if (ueb_open(ret_client) != 1 || ueb_register(*ret_client, BENCH_COMMAND, ret_event) != 1) {
+                fprintf(stderr, "no broker: %s (run through bench/run-bench.sh)\n",
+                        *ret_client ? ueb_last_error(*ret_client) : "");
+                return -1;
+        }
+        return 0;
+}
+
+/* Sorts @r by rate; its median's ns/event, and the slowest round's
+ * ns/event over it. */
+static double summarize(struct round *r, double *ret_slowest) {
+        qsort(r, ROUNDS, sizeof(*r), compare_rounds);
+        *ret_slowest = r[ROUNDS / 2].rate / r[0].rate;
+        return 1e9 / r[ROUNDS / 2].rate;
+}
+
+static bool round_complete(const struct round *r, unsigned long long n) {
+        return r->reader.received == n && r->reader.out_of_order == 0 && r->reader.lost == 0;
+}
+
 int main(int argc, char *argv[]) {
-        unsigned long long n = bench_count(argc, argv, 1000000ull);
-        struct round e2e[ROUNDS], hop[ROUNDS];
-        struct ueb_client *c = NULL;
-        struct ueb_event *e = NULL;
-        struct ueb_stats stats;
+        unsigned long long n = bench_count(argc, argv, 1000000ull), lost_ring = 0;
+        struct round ring[ROUNDS], e2e[ROUNDS], hop[ROUNDS];
+        struct ueb_client *c = NULL, *ring_client = NULL;
+        struct ueb_event *e = NULL, *ring_event = NULL;
+        double ring_ns, e2e_ns, hop_ns, ring_slowest, e2e_slowest, hop_slowest;
+        struct ueb_stats stats, ring_stats;
         sd_bus *bus = NULL;
         bool complete = true;
         int sndbuf;
 
-        /* The writev contract: one sendmsg() per record, no ring (that is
-         * bench-ring-write's). */
-        setenv("UEBROKER_RING_KIB", "0", 1);
-        if (ueb_open(&c) != 1 || ueb_register(c, BENCH_COMMAND, &e) != 1) {
-                fprintf(stderr, "no broker: %s (run through bench/run-bench.sh)\n", c ? ueb_last_error(c) : "");
+        if (open_client("1024", &ring_client, &ring_event) < 0 || open_client("0", &c, &e) < 0)
                 return 1;
-        }
         if (bus_open_address(getenv("UEBROKER_BUS_ADDRESS"), &bus) < 0) {
                 fprintf(stderr, "cannot connect the consumer (UEBROKER_BUS_ADDRESS must be set)\n");
                 return 1;
@@ -208,38 +234,49 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
-        printf("%llu events of %zu payload bytes a round through the data socket (no ring), writer retrying on "
-               "EAGAIN, reader checking every sequence number; data socket send buffer %d bytes\n",
+        printf("%llu events of %zu payload bytes a round through a 1 MiB ring and through the data socket (no ring), "
+               "writer retrying on EAGAIN, reader checking every sequence number; data socket send buffer %d bytes\n",
                n, sizeof(struct bench_payload), sndbuf);
         for (unsigned i = 0; i < ROUNDS; i++) {
                 int stream = bench_record_open(bus, "bench_write");
 
-                if (stream < 0 || !ueb_enabled(e)) {
+                if (stream < 0 || !ueb_enabled(e) || !ueb_enabled(ring_event)) {
                         fprintf(stderr, "Record did not enable the event\n");
                         return 1;
                 }
                 hop[i] = run_one_hop(sndbuf, n);
                 round_report("one hop (socketpair)", &hop[i]);
+                ring[i] = run_end_to_end(ring_event, stream, n);
+                round_report("end to end (ring)", &ring[i]);
                 e2e[i] = run_end_to_end(e, stream, n);
-                round_report("end to end (broker)", &e2e[i]);
+                round_report("end to end (writev)", &e2e[i]);
                 close(stream);
-                complete = complete && e2e[i].reader.received == n && e2e[i].reader.out_of_order == 0 &&
-                           hop[i].reader.received == n && hop[i].reader.out_of_order == 0;
+                lost_ring += ring[i].reader.lost;
+                complete = complete && round_complete(&ring[i], n) && round_complete(&e2e[i], n) &&
+                           round_complete(&hop[i], n);
                 /* Let the broker notice the consumer left before the next
                  * Record (at most 64 streams). */
                 usleep(100000);
         }
-        qsort(e2e, ROUNDS, sizeof(*e2e), compare_rounds);
-        qsort(hop, ROUNDS, sizeof(*hop), compare_rounds);
-        bench_report("end to end, median", e2e[ROUNDS / 2].rate, "one hop, median", hop[ROUNDS / 2].rate,
-                     "events/s");
-        bench_report("end to end, median", 1e9 / e2e[ROUNDS / 2].rate, "one hop, median", 1e9 / hop[ROUNDS / 2].rate,
-                     "ns/event");
+        ring_ns = summarize(ring, &ring_slowest);
+        e2e_ns = summarize(e2e, &e2e_slowest);
+        hop_ns = summarize(hop, &hop_slowest);
+        bench_report("end to end (ring), median", ring_ns, "one hop, median", hop_ns, "ns/event");
+        bench_report("end to end (ring), median", ring_ns, "end to end (writev), median", e2e_ns, "ns/event");
+        bench_report("end to end (writev), median", e2e_ns, "one hop, median", hop_ns, "ns/event");
+        printf("slowest round over the median: ring %.2f, writev %.2f, one hop %.2f\n", ring_slowest, e2e_slowest,
+               hop_slowest);
+        ueb_event_stats(ring_event, &ring_stats);
         ueb_event_stats(e, &stats);
-        printf("ueb_write: %llu written, %llu EAGAIN (all retried), %llu failed; every event delivered in order: %s\n",
+        printf("ueb_write, ring: %llu written, %llu EAGAIN (all retried), %llu failed; %llu reported lost to the "
+               "recorder\n", (unsigned long long) ring_stats.written, (unsigned long long) ring_stats.dropped,
+               (unsigned long long) ring_stats.failed, lost_ring);
+        printf("ueb_write, writev: %llu written, %llu EAGAIN (all retried), %llu failed\n",
                (unsigned long long) stats.written, (unsigned long long) stats.dropped,
-               (unsigned long long) stats.failed, complete ? "yes" : "NO");
+               (unsigned long long) stats.failed);
+        printf("every event delivered in order on every path: %s\n", complete ? "yes" : "NO");
         sd_bus_flush_close_unref(bus);
         ueb_close(c);
+        ueb_close(ring_client);
         return complete ? 0 : 1;
 }
