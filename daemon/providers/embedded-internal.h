@@ -103,6 +103,13 @@ struct provider_session {
         LIST_FIELDS(struct provider_session, rings);    /* while it has a ring */
         struct ring_share *ring_share;  /* while it has a ring: its uid's */
         bool ring_sleeping;             /* polled: no, waits for its doorbell */
+        /* Every recorder of the session's events waited for its consumer
+         * when last looked at, in recorders_generation ring_hold_generation,
+         * at ring_held_usec (CLOCK_MONOTONIC): the ring is left unread until
+         * that changes, or EMBEDDED_RING_HOLD_MAX_USEC passed. */
+        bool ring_held;
+        uint64_t ring_hold_generation;
+        uint64_t ring_held_usec;
         unsigned ring_empty_ticks;      /* ticks in a row that found it empty */
 };
 
@@ -116,6 +123,9 @@ struct provider {
         struct iovec slot_iov[EMBEDDED_READ_BATCH];
         LIST_HEAD(struct recorder, recorders);
         unsigned n_recorders;
+        /* Moves when a recorder comes, goes, or has room again after its
+         * stream was full: what a session's ring_held was judged on. */
+        uint64_t recorders_generation;
         uint8_t *ring_scratch;          /* RING_DATA_MAX: one ring record's private copy */
         size_t ring_bytes;              /* mapped for rings, every session's */
         sd_event_source *ring_timer;    /* on while rings_polled */
@@ -126,6 +136,9 @@ struct provider {
          * embedded_rings_update() once the rings are set up): a hook, so
          * the recorders call nothing above them. */
         void (*recorders_changed)(struct provider *p);
+        /* Called when a recorder's stream that was full has room again
+         * (embedded-ring.c reads the rings it left unread). */
+        void (*recorder_drained)(struct provider *p);
         unsigned n_rings_awake;         /* while rings_polled: rings the ticks read */
         uint64_t ring_poll_usec;        /* the timer's next interval */
         uint64_t received;
@@ -147,11 +160,17 @@ void embedded_session_drop(struct provider_session *s, const char *why, uint32_t
  * is dropped (counted; no such event, or too long). */
 const struct provider_event *embedded_session_record_accept(struct provider_session *s, uint32_t write_index,
                                                    size_t payload_len);
+/* Whether @s's events are recorded and every recorder of any of them waits
+ * for its consumer (record_sink_waiting()): a record of @s read now would
+ * be lost by all its recorders. Costs the session's events times the
+ * recorders that have room. */
+bool embedded_session_recorders_full(const struct provider_session *s);
 /* Validates what embedded_session_record_accept() took (@payload: what follows the
  * write index, a copy of our own), read at @timestamp_ns (CLOCK_REALTIME),
  * and hands it to @ev's recorders; @tid and @write_monotonic_ns are the
- * ring's, 0 from the socket. */
-void embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
+ * ring's, 0 from the socket. Returns true when it went to recorders and
+ * every one of them now waits for its consumer (record_sink_waiting()). */
+bool embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns);
 
@@ -196,8 +215,11 @@ static inline bool recorder_wants(const struct recorder *r, uint32_t status_inde
         return r->wanted[status_index / 8] & (1u << (status_index % 8));
 }
 
-/* Packs one record for @r; what cannot be sent or kept is counted lost. */
-void embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
+/* Packs one record for @r; what cannot be sent or kept is counted lost.
+ * Returns whether @r's stream now waits for its consumer. */
+bool embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len);
+/* Whether @r's stream waits for its consumer. */
+bool embedded_recorder_waiting(const struct recorder *r);
 /* Sends what the recorders packed. */
 void embedded_recorders_flush(struct provider *p);

@@ -6,7 +6,10 @@
  * consumer whose socket is full loses the records meant for it, counted in
  * its stream (a LOST notice where they went missing) and in the
  * provider's counters, until its message went out. It never holds the
- * data path up: writers and the other recorders lose nothing for it.
+ * data path up: writers and the other recorders lose nothing for it. Only
+ * when every recorder of a session's events waits for its consumer does
+ * the ring reader leave that session's ring (embedded-ring.c): a record
+ * read then would be lost by all of them.
  */
 
 #include <errno.h>
@@ -32,6 +35,7 @@ void embedded_status_update(struct provider *p, struct provider_event *ev) {
 /* Recorders came or went: the provider's hook (embedded-ring.c sets it,
  * the rings' polling follows what is recorded). */
 static void recorders_changed(struct provider *p) {
+        p->recorders_generation++;
         if (p->recorders_changed)
                 p->recorders_changed(p);
 }
@@ -80,18 +84,44 @@ static void recorder_free(struct recorder *r) {
         recorders_changed(p);
 }
 
+/* @r's stream had no room before a send and has now, whichever send found
+ * it (EPOLLOUT's, a flush after a read, a full message's): the rings left
+ * unread for it are read again. */
+static void recorder_check_room(struct recorder *r, bool was_waiting) {
+        struct provider *p = r->provider;
+
+        if (!was_waiting || record_sink_waiting(r->sink))
+                return;
+        p->recorders_generation++;
+        if (p->recorder_drained)
+                p->recorder_drained(p);
+}
+
 /* Sends what @r packed; a consumer without room keeps its message until
  * EPOLLOUT and loses what does not fit meanwhile. */
 static int recorder_flush(struct recorder *r) {
-        return record_sink_flush(r->sink);
+        bool was_waiting = record_sink_waiting(r->sink);
+        int ret = record_sink_flush(r->sink);
+
+        recorder_check_room(r, was_waiting);
+        return ret;
 }
 
-void embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
+bool embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len) {
         struct ueb_record_header copy = *h;
+        bool was_waiting;
 
         assert(r);
+        was_waiting = record_sink_waiting(r->sink);
         (void) record_sink_send(r->sink, &copy, name, name_len, payload, payload_len);
+        recorder_check_room(r, was_waiting);
+        return record_sink_waiting(r->sink);
+}
+
+bool embedded_recorder_waiting(const struct recorder *r) {
+        assert(r);
+        return record_sink_waiting(r->sink);
 }
 
 /* Sends what the recorders packed: after each batch read from a session,
@@ -104,6 +134,11 @@ void embedded_recorders_flush(struct provider *p) {
 
 static void recorder_gone(void *userdata) {
         recorder_free(userdata);
+}
+
+/* EPOLLOUT sent the message that waited: the stream has room again. */
+static void recorder_drained(void *userdata) {
+        recorder_check_room(userdata, true);
 }
 
 static void recorder_releasep(struct recorder **r) {
@@ -138,6 +173,9 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
  * those that named it (names have no wildcards: each matches itself). */
 void embedded_recorders_follow(struct provider *p, struct provider_event *ev) {
         assert(p);
+        /* Who records what changes: rings held for full recorders are
+         * looked at again. */
+        p->recorders_generation++;
         LIST_FOREACH(recorders, r, p->recorders) {
                 if (!event_patterns_match((const char *const *) r->patterns, r->n_patterns, ev->def->name) &&
                     !event_patterns_match((const char *const *) r->names, r->n_names, ev->def->name))
@@ -153,6 +191,7 @@ void embedded_recorders_forget(struct provider *p, struct provider_event *ev) {
         uint32_t idx = ev->status_index;
 
         assert(p);
+        p->recorders_generation++;
         LIST_FOREACH(recorders, r, p->recorders) {
                 if (ev->n_recorders == 0)
                         break;  /* the rest cannot hold it */
@@ -212,6 +251,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
                               &consumer_fd);
         if (ret < 0)
                 return ret;
+        record_sink_on_drained(r->sink, recorder_drained);
 
         for (size_t i = 0; i < r->n_events; i++) {
                 r->events[i]->n_recorders++;

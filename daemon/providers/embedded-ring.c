@@ -39,6 +39,20 @@
  * unread (not copied, not validated). The reads a bus call or the end of
  * a session makes (everything committed, so that records keep their
  * order against the call) are counted and never refused.
+ *
+ * Full recorders: once every recorder of a session's events waits for
+ * its consumer (embedded_session_recorders_full()), a record read from the
+ * session's ring would be lost by all of them, so the ring is left unread
+ * (the read stops at the record that made the last one wait) until a
+ * recorder comes, goes or has room again, for at most
+ * EMBEDDED_RING_HOLD_MAX_USEC; its writers find the ring full meanwhile,
+ * and one that retries loses nothing to a consumer that only fell behind.
+ * A consumer that stopped reading holds its rings that long once; then
+ * they are read, and it loses what does not fit, as before, until it has
+ * room again. A recorder that does not read, beside one that reads
+ * another event of the session or the same one, holds nothing back: it
+ * loses its own records, as on the socket path. The look at the recorders
+ * is taken at most once per ring between such changes.
  */
 
 #include <assert.h>
@@ -65,6 +79,12 @@
  * cheap ticks a second. Faster writers cross the fill mark and ring. */
 #define EMBEDDED_RING_POLL_MIN_USEC 1000u
 #define EMBEDDED_RING_POLL_MAX_USEC 50000u
+/* The longest a ring waits for its full recorders: twice the slowest tick.
+ * A consumer descheduled for a while catches up within it (the closed loop
+ * of bench-embedded-write loses nothing); one that has not read for this
+ * long has stopped, and its writers' rings are read again for the others'
+ * sake (its own loss is counted in its stream). */
+#define EMBEDDED_RING_HOLD_MAX_USEC 100000u
 /* Empty ticks before a ring sleeps: about 1.8 s at the slowest tick. */
 #define EMBEDDED_RING_SLEEP_TICKS 40u
 /* One uid's rings are read at most this fast, in payload bytes their
@@ -89,6 +109,15 @@ static void ring_timer_start(struct provider *p) {
         p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
         (void) sd_event_source_set_time_relative(p->ring_timer, p->ring_poll_usec);
         (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
+}
+
+/* A full recorder has room again: what the rings hold is read at once, not
+ * at the next tick, which may have backed off meanwhile. */
+static void rings_read_soon(struct provider *p) {
+        if (!p->rings_polled || p->n_rings_awake == 0)
+                return;
+        p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
+        (void) sd_event_source_set_time_relative(p->ring_timer, 0);
 }
 
 /* Polled by the ticks again (a doorbell came, or polling starts). */
@@ -166,6 +195,7 @@ struct ring_batch {
         struct provider_session *session;
         const struct provider_event *event;     /* of the record want() took */
         uint64_t timestamp_ns;
+        struct ring_budget *budget;             /* the read's: emptied to stop it */
 };
 
 static bool on_ring_want(const struct ring_record *rec, void *userdata) {
@@ -179,24 +209,45 @@ static bool on_ring_want(const struct ring_record *rec, void *userdata) {
 static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct ring_batch *b = ASSERT_PTR(userdata);
 
-        embedded_session_record_deliver(b->session, b->event, rec->write_index, payload, rec->payload_len, b->timestamp_ns,
-                               rec->tid, rec->timestamp_ns);
+        struct provider_session *s = b->session;
+        struct provider *p = s->provider;
+
+        /* Its recorders wait for their consumers now: if every recorder of
+         * the session's events does, the next record would be lost by all,
+         * so stop here (looked at once until the recorders change). */
+        if (embedded_session_record_deliver(s, b->event, rec->write_index, payload, rec->payload_len, b->timestamp_ns,
+                                            rec->tid, rec->timestamp_ns) &&
+            s->ring_hold_generation != p->recorders_generation) {
+                s->ring_hold_generation = p->recorders_generation;
+                s->ring_held = embedded_session_recorders_full(s);
+                if (s->ring_held) {
+                        s->ring_held_usec = monotonic_usec();
+                        b->budget->turns = 0;
+                }
+        }
 }
 
 static const struct ring_read_ops ring_ops = { .want = on_ring_want, .record = on_ring_record };
 
 /* Reads up to @turns records, within what the uid may read now unless
- * @uncharged (it is counted then, never refused); returns how many, or
+ * @uncharged (it is counted then, never refused); returns how many,
+ * -EAGAIN when every recorder is full (nothing read, unless @uncharged), or
  * -EBADMSG (the ring is given up: logged here). */
 static int ring_read_some(struct provider_session *s, unsigned turns, bool uncharged) {
         struct provider *p = s->provider;
         struct ring_share *share = s->ring_share;
-        struct ring_batch b = { .session = s, .timestamp_ns = clock_ns(CLOCK_REALTIME) };
-        uint64_t allowed = ring_share_refill(share);
-        struct ring_budget budget = { .turns = turns, .bytes = uncharged ? UINT64_MAX : allowed };
-        uint64_t read;
+        struct ring_budget budget;
+        struct ring_batch b = { .session = s, .timestamp_ns = clock_ns(CLOCK_REALTIME), .budget = &budget };
+        uint64_t allowed, read;
         int n;
 
+        if (!uncharged && s->ring_held && s->ring_hold_generation == p->recorders_generation) {
+                if (monotonic_usec() - s->ring_held_usec < EMBEDDED_RING_HOLD_MAX_USEC)
+                        return -EAGAIN;
+                s->ring_held = false;   /* read and lose, until the recorders change */
+        }
+        allowed = ring_share_refill(share);
+        budget = (struct ring_budget) { .turns = turns, .bytes = uncharged ? UINT64_MAX : allowed };
         n = ring_read(&s->ring, &budget, p->ring_scratch, &ring_ops, &b);
         read = (uncharged ? UINT64_MAX : allowed) - budget.bytes;
         share->bytes = read >= share->bytes ? 0 : share->bytes - read;
@@ -243,7 +294,7 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
         uint64_t fullest = 0;           /* in 64ths of its ring: what one tick found */
 
         LIST_FOREACH(rings, s, p->rings) {
-                uint64_t head = s->ring.head;
+                uint64_t pending;
                 int n = 0;
 
                 if (s->ring_sleeping)
@@ -255,11 +306,16 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                         continue;
                 }
                 /* An empty ring costs two loads: nothing read, nothing armed. */
-                if (ring_pending(&s->ring) > 0)
+                pending = ring_pending(&s->ring);
+                if (pending > 0)
                         n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP, false);
                 if (n < 0)
                         continue;
-                fullest = MAX(fullest, (s->ring.head - head) * 64 / s->ring.size);
+                /* How full it was, not how much one tick took: a ring left
+                 * full (held for its recorders, or by a writer that rang
+                 * once) is emptied at the fast tick, not 1024 records a
+                 * slow one. */
+                fullest = MAX(fullest, pending * 64 / s->ring.size);
                 if (n == 0 && ++s->ring_empty_ticks >= EMBEDDED_RING_SLEEP_TICKS) {
                         s->ring_sleeping = true;
                         p->n_rings_awake--;
@@ -379,6 +435,7 @@ int embedded_ring_init(struct provider *p) {
         (void) sd_event_source_set_priority(p->ring_timer, EMBEDDED_DATA_PRIORITY);
         (void) sd_event_source_set_description(p->ring_timer, "embedded-ring-poll");
         p->recorders_changed = embedded_rings_update;
+        p->recorder_drained = rings_read_soon;
         return 0;
 }
 

@@ -43,23 +43,43 @@ const struct provider_event *embedded_session_record_accept(struct provider_sess
         return ev;
 }
 
-void embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
+bool embedded_session_recorders_full(const struct provider_session *s) {
+        const struct write_indexes *t = ASSERT_PTR(s)->indexes;
+        bool recorded = false;
+
+        for (size_t i = 0; i < t->n; i++) {
+                const struct provider_event *ev = t->entries[i].provider_event;
+
+                if (!t->entries[i].active || !ev || ev->n_recorders == 0)
+                        continue;
+                LIST_FOREACH(recorders, r, s->provider->recorders)
+                        if (recorder_wants(r, ev->status_index)) {
+                                if (!embedded_recorder_waiting(r))
+                                        return false;
+                                recorded = true;
+                        }
+        }
+        return recorded;
+}
+
+bool embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns) {
         struct provider *p = ASSERT_PTR(s)->provider;
         struct ueb_record_header h;
+        bool sent = false, all_waiting = true;
         int r;
 
         r = event_def_validate_payload(ev->def, payload, payload_len);
         if (r < 0) {
                 embedded_session_drop(s, r == -EINVAL ? "payload shorter than the event's fields" :
                                                "dynamic field out of bounds or not NUL-terminated", write_index);
-                return;
+                return false;
         }
 
         /* Disabled events cost a lookup and a validation, nothing more. */
         if (ev->n_recorders == 0)
-                return;
+                return false;
 
         h = (struct ueb_record_header) {
                 /* A ring's tid and write time are the writer's say-so. */
@@ -73,8 +93,12 @@ void embedded_session_record_deliver(struct provider_session *s, const struct pr
         /* Packing never frees a recorder (a gone consumer is freed on
          * EPOLLHUP), so the list stays intact while we walk it. */
         LIST_FOREACH(recorders, rec, p->recorders)
-                if (recorder_wants(rec, ev->status_index))
-                        embedded_recorder_add(rec, &h, ev->def->name, ev->name_len, payload, payload_len);
+                if (recorder_wants(rec, ev->status_index)) {
+                        sent = true;
+                        all_waiting = embedded_recorder_add(rec, &h, ev->def->name, ev->name_len, payload,
+                                                            payload_len) && all_waiting;
+                }
+        return sent && all_waiting;
 }
 
 

@@ -206,6 +206,12 @@ bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const 
                 return false;
         }
         s->batch_records++;
+        /* Sent at three quarters, not when the next record no longer
+         * fits: a consumer without room is then known to be waiting while
+         * the message still has room, and a reader that stops at that
+         * (embedded-ring.c) loses nothing. */
+        if (!s->waiting && s->batch.len >= s->batch.capacity / 4 * 3)
+                (void) record_sink_flush(s);
         return true;
 }
 
@@ -214,6 +220,11 @@ int record_sink_send_description(struct record_sink *s, struct ueb_record_header
         int r = pack(ASSERT_PTR(s), h, name, name_len, payload, payload_len);
 
         return r == -ENOBUFS ? -EAGAIN : r;
+}
+
+bool record_sink_waiting(const struct record_sink *s) {
+        assert(s);
+        return s->waiting;
 }
 
 uint64_t record_sink_sent(const struct record_sink *s) {

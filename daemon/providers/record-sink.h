@@ -64,6 +64,10 @@ int record_sink_flush(struct record_sink *s);
  * overran): counted and reported like the sink's own. */
 void record_sink_count_lost(struct record_sink *s, uint64_t n);
 
+/* Whether a message waits for the consumer to make room (what is packed
+ * meanwhile is kept until the next message is full, then lost). */
+bool record_sink_waiting(const struct record_sink *s);
+
 /* Records sent, and lost to a slow consumer, over the sink's life. */
 uint64_t record_sink_sent(const struct record_sink *s);
 uint64_t record_sink_lost(const struct record_sink *s);

@@ -27,8 +27,10 @@ close.
                                                     (tid 1, write time 2^63), paddings (the
                                                     ring filled with 8-byte paddings, then one
                                                     record), claims (3 s of laps of records
-                                                    claiming 64 KiB never written); reports,
-                                                    holds
+                                                    claiming 64 KiB never written), records
+                                                    (3 s of laps of records of a real u32;
+                                                    reports laps and the longest wait for one);
+                                                    reports, holds
     hostile-client.py ADDRESS hold-flooded N COMMAND N connections, their names on a line; at a
                                                     line on stdin each registers COMMAND; reports,
                                                     holds
@@ -399,6 +401,35 @@ def cmd_ring_write(address, event, kind):
             os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
             laps += 1
         print(json.dumps({'written': kind, 'laps': laps}), end='')
+        wait_stdin()
+        return
+    elif kind == 'records':
+        # For 3 s, laps of the ring in records of a real u32 (each lap
+        # numbered in its payloads), then a doorbell; each lap waits for the
+        # broker to free the ring.
+        need = (24 + 4 + 7) & ~7
+        per_lap = size // need
+        end = time.monotonic() + 3
+        laps = 0
+        max_wait = 0.0
+        while time.monotonic() < end:
+            waited = time.monotonic()
+            while struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail and time.monotonic() < end:
+                time.sleep(0.0005)
+            if struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail:
+                break
+            max_wait = max(max_wait, time.monotonic() - waited)
+            record = struct.pack('=IIIIQI', need | RING_COMMITTED, int(write_index), 4242, 4, 1, laps)
+            ring[RING_HEADER_SIZE:RING_HEADER_SIZE + per_lap * need] = record.ljust(need, b'\0') * per_lap
+            tail += per_lap * need
+            if tail % size:
+                pos = RING_HEADER_SIZE + tail % size
+                ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
+                tail += size - tail % size
+            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
+            os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+            laps += 1
+        print(json.dumps({'written': kind, 'laps': laps, 'max_wait': max_wait}), end='')
         wait_stdin()
         return
     elif kind == 'claimed':

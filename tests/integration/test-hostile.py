@@ -819,6 +819,22 @@ class HostileTest(unittest.TestCase):
         import socket
         return socket.socket(fileno=fd.take())
 
+    def drain_in_background(self, stream):
+        """Reads @stream and discards what comes until it is closed; returns
+        the thread and a list whose length is the messages read."""
+        import threading
+        messages = []
+
+        def drain():
+            try:
+                while stream.recv(128 * 1024):
+                    messages.append(1)
+            except OSError:
+                return
+        thread = threading.Thread(target=drain, daemon=True)
+        thread.start()
+        return thread, messages
+
     def read_records(self, stream, want, timeout=20):
         """(header fields, payload) of each record until @want arrived."""
         import struct
@@ -886,6 +902,9 @@ class HostileTest(unittest.TestCase):
         # a recorded writer of another uid are served.
         run_as(ATTACKER, 'churn', 'ring_claims', 1)
         stream = self.record_stream('ring_claims_0')
+        # Read: a recorder alone that does not read stops the reading
+        # (test_e3).
+        self.drain_in_background(stream)
         before = self.broker_cpu_seconds()
         start = time.monotonic()
         writer = Holder(ATTACKER, 'ring-write', 'ring_claims_0', 'claims')
@@ -915,6 +934,46 @@ class HostileTest(unittest.TestCase):
         finally:
             writer.close()
             stream.close()
+        self.assertAlive()
+
+    def test_e3_a_recorder_that_does_not_read_holds_back_little(self):
+        # The only recorder does not read: once its stream is full a record
+        # read from the ring would be lost, so the broker leaves the ring
+        # unread, but no longer than EMBEDDED_RING_HOLD_MAX_USEC (0.1 s):
+        # then it reads again and the recorder loses what does not fit.
+        # Beside a recorder that reads, the unread one holds nothing back.
+        run_as(ATTACKER, 'churn', 'ring_held', 1)
+        unread = self.record_stream('ring_held_0')
+        try:
+            writer = Holder(ATTACKER, 'ring-write', 'ring_held_0', 'records')
+            try:
+                alone = writer.result()
+            finally:
+                writer.close()
+            reader = self.record_stream('ring_held_0')
+            try:
+                _, messages = self.drain_in_background(reader)
+                writer = Holder(ATTACKER, 'ring-write', 'ring_held_0', 'records')
+                try:
+                    beside = writer.result()
+                finally:
+                    writer.close()
+                print(f'unread recorder: alone {alone}, beside a reader {beside} ({len(messages)} messages read)',
+                      file=sys.stderr)
+                # Alone: held once (the longest wait for a lap about 0.1 s),
+                # then read on.
+                self.assertGreater(alone['laps'], 10)
+                self.assertGreaterEqual(alone['max_wait'], 0.09)
+                self.assertLess(alone['max_wait'], 1.0)
+                # Beside a reader: never held.
+                self.assertGreater(beside['laps'], 10)
+                self.assertGreater(len(messages), 10)
+                if not os.environ.get('UEBROKERD_WRAPPER') and not broker_is_sanitized():
+                    self.assertLess(beside['max_wait'], 0.09)
+            finally:
+                reader.close()
+        finally:
+            unread.close()
         self.assertAlive()
 
     def test_f_ring_claims_are_flagged(self):
