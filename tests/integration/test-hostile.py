@@ -960,16 +960,20 @@ class HostileTest(unittest.TestCase):
                     writer.close()
                 print(f'unread recorder: alone {alone}, beside a reader {beside} ({len(messages)} messages read)',
                       file=sys.stderr)
-                # Alone: held once (the longest wait for a lap about 0.1 s),
-                # then read on.
-                self.assertGreater(alone['laps'], 10)
-                self.assertGreaterEqual(alone['max_wait'], 0.09)
-                self.assertLess(alone['max_wait'], 1.0)
-                # Beside a reader: never held.
-                self.assertGreater(beside['laps'], 10)
-                self.assertGreater(len(messages), 10)
-                if not os.environ.get('UEBROKERD_WRAPPER') and not broker_is_sanitized():
-                    self.assertLess(beside['max_wait'], 0.09)
+                self.assertGreater(len(messages), 0)
+                # Under valgrind the broker reads a lap of 32,768 records
+                # in seconds: the timing is checked at native speed only.
+                if not os.environ.get('UEBROKERD_WRAPPER'):
+                    # Alone: held once (the longest wait for a lap about
+                    # 0.1 s), then read on.
+                    self.assertGreater(alone['laps'], 10)
+                    self.assertGreaterEqual(alone['max_wait'], 0.09)
+                    self.assertLess(alone['max_wait'], 1.0)
+                    # Beside a reader: never held.
+                    self.assertGreater(beside['laps'], 10)
+                    self.assertGreater(len(messages), 10)
+                    if not broker_is_sanitized():
+                        self.assertLess(beside['max_wait'], 0.09)
             finally:
                 reader.close()
         finally:
