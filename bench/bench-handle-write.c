@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <tracefs/tracefs.h>
 #include <unistd.h>
 
 #include "bench-util.h"
@@ -72,17 +73,6 @@ static int grant(int fd, int handle_fd, const char *def) {
         struct upstream_user_grant g = { .size = sizeof(g), .handle_fd = handle_fd, .name_args = (uintptr_t) def };
 
         return ioctl(fd, UPSTREAM_DIAG_IOCSGRANT, &g) < 0 ? -errno : 0;
-}
-
-static int write_text(const char *path, const char *text) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-        if (fd < 0)
-                return -errno;
-        if (write(fd, text, strlen(text)) < 0)
-                r = -errno;
-        close(fd);
-        return r;
 }
 
 /* @n writes of the event at @index on @fd; ns per write, 0 if one failed. */
@@ -156,10 +146,11 @@ int main(int argc, char *argv[]) {
         }
         indexes[PATH_GRANTING] = granted_index;
 
-        r = write_text(TRACEFS "/events/user_events/bench_handle_write/enable", "1");
-        if (r < 0 || !(enable_words[0] & 1) || !(enable_words[1] & 1)) {
-                fprintf(stderr, "bench-handle-write: cannot enable the event (%s; enable bits %u %u)\n",
-                        strerror(r < 0 ? -r : EIO), enable_words[0] & 1, enable_words[1] & 1);
+        /* In the top instance, so every write reaches the trace buffer. */
+        if (tracefs_event_enable(NULL, "user_events", "bench_handle_write") < 0 || !(enable_words[0] & 1) ||
+            !(enable_words[1] & 1)) {
+                fprintf(stderr, "bench-handle-write: cannot enable the event (enable bits %u %u)\n",
+                        enable_words[0] & 1, enable_words[1] & 1);
                 return 1;
         }
 
@@ -175,7 +166,7 @@ int main(int argc, char *argv[]) {
                         if (took[p][i] == 0)
                                 return 1;
                 }
-        (void) write_text(TRACEFS "/events/user_events/bench_handle_write/enable", "0");
+        (void) tracefs_event_disable(NULL, "user_events", "bench_handle_write");
 
         printf("%u rounds of %u enabled writes of 24 payload bytes on each path, in turn, one event:\n", rounds,
                writes);

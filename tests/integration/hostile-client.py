@@ -376,6 +376,16 @@ def cmd_ring_write(address, event, kind):
         tail += need
         ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
 
+    def end_lap():
+        """Pads the rest of the lap, publishes it and rings."""
+        nonlocal tail
+        if tail % size:
+            pos = RING_HEADER_SIZE + tail % size
+            ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
+            tail += size - tail % size
+        ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
+        os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+
     if kind == 'big':
         put(struct.pack('=I', 1) + b'b' * 90996)
         put(struct.pack('=I', 2))           # then a good one, so the test knows it was read
@@ -394,11 +404,7 @@ def cmd_ring_write(address, event, kind):
                 ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(write_index), 0, 65536, 0)
                 ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
                 tail += need
-            pos = RING_HEADER_SIZE + tail % size
-            ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
-            tail += size - tail % size
-            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
-            os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+            end_lap()
             laps += 1
         print(json.dumps({'written': kind, 'laps': laps}), end='')
         wait_stdin()
@@ -422,12 +428,7 @@ def cmd_ring_write(address, event, kind):
             record = struct.pack('=IIIIQI', need | RING_COMMITTED, int(write_index), 4242, 4, 1, laps)
             ring[RING_HEADER_SIZE:RING_HEADER_SIZE + per_lap * need] = record.ljust(need, b'\0') * per_lap
             tail += per_lap * need
-            if tail % size:
-                pos = RING_HEADER_SIZE + tail % size
-                ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
-                tail += size - tail % size
-            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
-            os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+            end_lap()
             laps += 1
         print(json.dumps({'written': kind, 'laps': laps, 'max_wait': max_wait}), end='')
         wait_stdin()
