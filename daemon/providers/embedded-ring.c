@@ -208,7 +208,6 @@ static bool on_ring_want(const struct ring_record *rec, void *userdata) {
 
 static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct ring_batch *b = ASSERT_PTR(userdata);
-
         struct provider_session *s = b->session;
         struct provider *p = s->provider;
 
@@ -231,8 +230,9 @@ static const struct ring_read_ops ring_ops = { .want = on_ring_want, .record = o
 
 /* Reads up to @turns records, within what the uid may read now unless
  * @uncharged (it is counted then, never refused); returns how many,
- * -EAGAIN when every recorder is full (nothing read, unless @uncharged), or
- * -EBADMSG (the ring is given up: logged here). */
+ * -EAGAIN while the ring is held for its full recorders (nothing read;
+ * never when @uncharged), or -EBADMSG (the ring is given up: logged
+ * here). */
 static int ring_read_some(struct provider_session *s, unsigned turns, bool uncharged) {
         struct provider *p = s->provider;
         struct ring_share *share = s->ring_share;
