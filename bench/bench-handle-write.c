@@ -29,16 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <tracefs/tracefs.h>
 #include <unistd.h>
 
+#include "bench-user-events.h"
 #include "bench-util.h"
-#include "user-events-abi.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define DATA_FILE TRACEFS "/user_events_data"
 #define ROUNDS_MAX 101
 
 enum path { PATH_FILE, PATH_WRITE_ONLY, PATH_GRANTING, N_PATHS };
@@ -47,33 +44,6 @@ static const char *const path_names[N_PATHS] = { "file", "write-only handle", "g
 
 /* The kernel sets bit 0 of these while the event is enabled. */
 static uint32_t enable_words[2];
-
-static int reg(int fd, const char *def, uint32_t *word, uint32_t *ret_index) {
-        struct upstream_user_reg r = {
-                .size = sizeof(r),
-                .enable_size = 4,
-                .enable_addr = (uintptr_t) word,
-                .name_args = (uintptr_t) def,
-        };
-
-        if (ioctl(fd, UPSTREAM_DIAG_IOCSREG, &r) < 0)
-                return -errno;
-        *ret_index = r.write_index;
-        return 0;
-}
-
-static int derive(int fd, uint32_t flags) {
-        struct upstream_user_handle h = { .size = sizeof(h), .flags = flags | UPSTREAM_USER_HANDLE_CLOEXEC };
-        int r = ioctl(fd, UPSTREAM_DIAG_IOCSHANDLE, &h);
-
-        return r < 0 ? -errno : r;
-}
-
-static int grant(int fd, int handle_fd, const char *def) {
-        struct upstream_user_grant g = { .size = sizeof(g), .handle_fd = handle_fd, .name_args = (uintptr_t) def };
-
-        return ioctl(fd, UPSTREAM_DIAG_IOCSGRANT, &g) < 0 ? -errno : 0;
-}
 
 /* @n writes of the event at @index on @fd; ns per write, 0 if one failed. */
 static uint64_t time_writes(int fd, uint32_t index, unsigned n) {
@@ -111,12 +81,12 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "usage: %s [WRITES_PER_ROUND [ROUNDS (1-%u)]]\n", argv[0], ROUNDS_MAX);
                 return 2;
         }
-        fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+        fd = open(BENCH_USER_EVENTS_DATA_FILE, O_RDWR | O_CLOEXEC);
         if (fd < 0) {
-                fprintf(stderr, "bench-handle-write: cannot open %s: %m\n", DATA_FILE);
+                fprintf(stderr, "bench-handle-write: cannot open %s: %m\n", BENCH_USER_EVENTS_DATA_FILE);
                 return 1;
         }
-        r = reg(fd, def, &enable_words[0], &file_index);
+        r = bench_ue_register(fd, def, &enable_words[0], &file_index);
         if (r < 0) {
                 fprintf(stderr, "bench-handle-write: DIAG_IOCSREG: %s\n", strerror(-r));
                 return 1;
@@ -124,21 +94,21 @@ int main(int argc, char *argv[]) {
         fds[PATH_FILE] = fd;
         indexes[PATH_FILE] = file_index;
 
-        fds[PATH_WRITE_ONLY] = derive(fd, 0);
+        fds[PATH_WRITE_ONLY] = bench_ue_handle(fd, 0);
         if (fds[PATH_WRITE_ONLY] == -ENOTTY) {
                 printf("no restricted handles on this kernel (DIAG_IOCSHANDLE: ENOTTY)\n");
                 return 77;
         }
-        fds[PATH_GRANTING] = derive(fd, UPSTREAM_USER_HANDLE_GRANTING);
+        fds[PATH_GRANTING] = bench_ue_handle(fd, UPSTREAM_USER_HANDLE_GRANTING);
         if (fds[PATH_WRITE_ONLY] < 0 || fds[PATH_GRANTING] < 0) {
                 fprintf(stderr, "bench-handle-write: DIAG_IOCSHANDLE: %s\n",
                         strerror(-(fds[PATH_WRITE_ONLY] < 0 ? fds[PATH_WRITE_ONLY] : fds[PATH_GRANTING])));
                 return 1;
         }
         indexes[PATH_WRITE_ONLY] = file_index;
-        r = grant(fd, fds[PATH_GRANTING], def);
+        r = bench_ue_grant(fd, UPSTREAM_DIAG_IOCSGRANT, fds[PATH_GRANTING], def);
         if (r >= 0)
-                r = reg(fds[PATH_GRANTING], def, &enable_words[1], &granted_index);
+                r = bench_ue_register(fds[PATH_GRANTING], def, &enable_words[1], &granted_index);
         if (r < 0) {
                 fprintf(stderr, "bench-handle-write: granting and registering through the handle: %s\n",
                         strerror(-r));

@@ -20,15 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "user-events-abi.h"
+#include "bench-user-events.h"
 
-#define DATA_FILE "/sys/kernel/tracing/user_events_data"
 #define PER_PROCESS 1000
 #define BYSTANDER_MAX 200000
 
@@ -38,39 +36,6 @@ static double now_us(void)
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int reg(int fd, const char *def, uint32_t *word)
-{
-        struct upstream_user_reg r = {
-                .size = sizeof(r),
-                .enable_size = 4,
-                .enable_addr = (uintptr_t)word,
-                .name_args = (uintptr_t)def,
-        };
-
-        return ioctl(fd, UPSTREAM_DIAG_IOCSREG, &r) < 0 ? -errno : 0;
-}
-
-static int unreg(int fd, uint32_t *word)
-{
-        struct upstream_user_unreg u = {
-                .size = sizeof(u),
-                .disable_addr = (uintptr_t)word,
-        };
-
-        return ioctl(fd, UPSTREAM_DIAG_IOCSUNREG, &u) < 0 ? -errno : 0;
-}
-
-static int grant_req(int fd, unsigned long cmd, int handle_fd, const char *def)
-{
-        struct upstream_user_grant g = {
-                .size = sizeof(g),
-                .handle_fd = handle_fd,
-                .name_args = (uintptr_t)def,
-        };
-
-        return ioctl(fd, cmd, &g) < 0 ? -errno : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -94,14 +59,14 @@ struct bystander {
 static void bystander_run(struct bystander *b)
 {
         static uint32_t word;
-        int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+        int fd = open(BENCH_USER_EVENTS_DATA_FILE, O_RDWR | O_CLOEXEC);
 
         if (fd < 0)
                 _exit(2);
         while (!b->stop && b->count < BYSTANDER_MAX) {
                 double t0 = now_us();
 
-                if (reg(fd, "bw_bystander u32 a", &word) || unreg(fd, &word))
+                if (bench_ue_register(fd, "bw_bystander u32 a", &word, NULL) || bench_ue_unregister(fd, &word))
                         _exit(3);
                 b->samples[b->count++] = now_us() - t0;
         }
@@ -147,8 +112,7 @@ static bool one_count(int processes, struct bystander *b, double plain_us)
 {
         static uint32_t words[PER_PROCESS];
         const char *def = "bw_withdrawn u32 a";
-        struct upstream_user_handle h = { .size = sizeof(h), .flags = UPSTREAM_USER_HANDLE_GRANTING };
-        int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC), g, to_kids[2], from_kids[2];
+        int fd = open(BENCH_USER_EVENTS_DATA_FILE, O_RDWR | O_CLOEXEC), g, to_kids[2], from_kids[2];
         double t0, t1, mean, p99, max;
         pid_t *kids = calloc(processes, sizeof(*kids)), by;
         int spawned = 0;
@@ -157,11 +121,11 @@ static bool one_count(int processes, struct bystander *b, double plain_us)
 
         if (fd < 0 || !kids || pipe(to_kids) || pipe(from_kids))
                 return false;
-        g = ioctl(fd, UPSTREAM_DIAG_IOCSHANDLE, &h);
-        if (g < 0 || grant_req(fd, UPSTREAM_DIAG_IOCSGRANT, g, def))
+        g = bench_ue_handle(fd, UPSTREAM_USER_HANDLE_GRANTING);
+        if (g < 0 || bench_ue_grant(fd, UPSTREAM_DIAG_IOCSGRANT, g, def))
                 return false;
         for (int i = 0; i < PER_PROCESS; i++)
-                if (reg(g, def, &words[i]))
+                if (bench_ue_register(g, def, &words[i], NULL))
                         return false;
         for (; spawned < processes - 1; spawned++) {
                 kids[spawned] = fork();
@@ -181,7 +145,7 @@ static bool one_count(int processes, struct bystander *b, double plain_us)
         by = bystander_start(b);
         usleep(20000);
         t0 = now_us();
-        if (grant_req(fd, UPSTREAM_DIAG_IOCSREVOKE, g, def))
+        if (bench_ue_grant(fd, UPSTREAM_DIAG_IOCSREVOKE, g, def))
                 ok = false;
         t1 = now_us();
         ok = bystander_stop(b, by, &mean, &p99, &max) && ok;
@@ -210,16 +174,16 @@ int main(int argc, char **argv)
 {
         int max = argc > 1 ? atoi(argv[1]) : 100000;
         struct bystander *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        struct upstream_user_handle h = { .size = sizeof(h), .flags = 1u << 31 };
         double plain_mean, plain_p99, plain_max;
-        int fd = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+        int fd = open(BENCH_USER_EVENTS_DATA_FILE, O_RDWR | O_CLOEXEC);
         pid_t by;
 
         if (fd < 0 || b == MAP_FAILED) {
-                fprintf(stderr, "bench-withdrawal: %s: %s\n", DATA_FILE, strerror(errno));
+                fprintf(stderr, "bench-withdrawal: %s: %s\n", BENCH_USER_EVENTS_DATA_FILE, strerror(errno));
                 return 1;
         }
-        if (ioctl(fd, UPSTREAM_DIAG_IOCSHANDLE, &h) < 0 && errno == ENOTTY) {
+        /* An unknown flag: EINVAL where handles exist, ENOTTY where not. */
+        if (bench_ue_handle(fd, 1u << 31) == -ENOTTY) {
                 printf("bench-withdrawal: this kernel has no restricted handles (kernel/upstream-6.12)\n");
                 return 77;
         }

@@ -820,8 +820,8 @@ class HostileTest(unittest.TestCase):
         return socket.socket(fileno=fd.take())
 
     def drain_in_background(self, stream):
-        """Reads @stream and discards what comes until it is closed; returns
-        the thread and a list whose length is the messages read."""
+        """Reads @stream in a thread and discards what comes until it is
+        closed; returns a list whose length is the messages read."""
         import threading
         messages = []
 
@@ -833,7 +833,7 @@ class HostileTest(unittest.TestCase):
                 return
         thread = threading.Thread(target=drain, daemon=True)
         thread.start()
-        return thread, messages
+        return messages
 
     def read_records(self, stream, want, timeout=20):
         """(header fields, payload) of each record until @want arrived."""
@@ -952,7 +952,7 @@ class HostileTest(unittest.TestCase):
                 writer.close()
             reader = self.record_stream('ring_held_0')
             try:
-                _, messages = self.drain_in_background(reader)
+                messages = self.drain_in_background(reader)
                 writer = Holder(ATTACKER, 'ring-write', 'ring_held_0', 'records')
                 try:
                     beside = writer.result()
@@ -978,6 +978,46 @@ class HostileTest(unittest.TestCase):
                 reader.close()
         finally:
             unread.close()
+        self.assertAlive()
+
+    def test_e4_unread_recorders_of_several_uids_hold_back_as_one(self):
+        # Three uids each hold a stream recording the event and read
+        # none: together they hold the ring as one unread recorder does
+        # (once, at most 0.1 s, per change of the recorders), not once
+        # each. Beside a recorder that reads, they hold nothing back.
+        run_as(ATTACKER, 'churn', 'ring_held_uids', 1)
+        holders = [Holder(uid, 'streams', 1, 'ring_held_uids_0') for uid in (ATTACKER, VICTIM, USERS[3])]
+        try:
+            for holder in holders:
+                self.assertEqual(holder.result()['ok'], 1)
+            writer = Holder(ATTACKER, 'ring-write', 'ring_held_uids_0', 'records')
+            try:
+                alone = writer.result()
+            finally:
+                writer.close()
+            reader = self.record_stream('ring_held_uids_0')
+            try:
+                messages = self.drain_in_background(reader)
+                writer = Holder(ATTACKER, 'ring-write', 'ring_held_uids_0', 'records')
+                try:
+                    beside = writer.result()
+                finally:
+                    writer.close()
+                print(f'unread recorders of 3 uids: alone {alone}, beside a reader {beside} '
+                      f'({len(messages)} messages read)', file=sys.stderr)
+                self.assertGreater(len(messages), 0)
+                if not os.environ.get('UEBROKERD_WRAPPER'):
+                    self.assertGreater(alone['laps'], 10)
+                    self.assertGreaterEqual(alone['max_wait'], 0.09)
+                    self.assertLess(alone['max_wait'], 1.0)
+                    self.assertGreater(beside['laps'], 10)
+                    if not broker_is_sanitized():
+                        self.assertLess(beside['max_wait'], 0.09)
+            finally:
+                reader.close()
+        finally:
+            for holder in holders:
+                holder.close()
         self.assertAlive()
 
     def test_f_ring_claims_are_flagged(self):
