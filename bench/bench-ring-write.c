@@ -9,6 +9,9 @@
  *           otherwise the line says why it is missing
  *   trace_marker  write() of as many bytes to a tracefs instance's
  *           trace_marker (bench-trace-marker.h), or why it is missing
+ *   parts   what a write through the ring is made of, each timed alone
+ *           (bench-writer-parts.h): the limit, and how close ueb_write()
+ *           gets to it
  * Writes go in bursts that fit the path's buffer (the ring, the socket);
  * only the bursts are timed, and between bursts the consumer catches up,
  * so the figure is the cost of a write that is delivered, not of one that
@@ -31,6 +34,7 @@
 #include "bench-record.h"
 #include "bench-trace-marker.h"
 #include "bench-util.h"
+#include "bench-writer-parts.h"
 #include "bus-util.h"
 #include "uebroker.h"
 
@@ -140,6 +144,8 @@ int main(int argc, char *argv[]) {
         struct burst_result ring, plain;
         struct bench_lttng_result lttng;
         struct bench_trace_marker_result marker;
+        struct bench_writer_parts parts;
+        bool have_parts;
         /* As many bytes as a record's payload, as text. */
         static const char marker_text[sizeof(struct bench_payload)] = "benchmark 0123456789abc";
         pthread_t consumer_thread;
@@ -168,6 +174,11 @@ int main(int argc, char *argv[]) {
         plain = run_bursts(plain_event, &consumer, n, 200);
         lttng = bench_lttng_run(n, 8192);
         marker = bench_trace_marker_run(marker_text, sizeof(marker_text), n);
+        {
+                struct bench_payload payload = { 0, "benchmark" };
+
+                have_parts = bench_writer_parts_run(&payload, sizeof(payload), n, 8192, &parts);
+        }
 
         bench_report("ueb_write, ring", ring.ns_per_call, "ueb_write, writev", plain.ns_per_call, "ns/call");
         if (lttng.available)
@@ -184,6 +195,21 @@ int main(int argc, char *argv[]) {
                        marker.failed);
         } else
                 printf("trace_marker write(): not measured (%s)\n", marker.why);
+        if (have_parts) {
+                printf("the parts of a write through the ring, each alone, ns/call: clock read %.2f, copy of "
+                       "the record %.2f, release store of its word %.2f; the three in one loop %.2f; lock and "
+                       "unlock of a rwlock %.2f; relaxed atomic increment %.2f\n",
+                       parts.clock_ns, parts.copy_ns, parts.commit_ns, parts.limit_ns, parts.lock_ns,
+                       parts.counter_ns);
+                bench_report("ueb_write, ring", ring.ns_per_call, "clock + copy + release store", parts.limit_ns,
+                             "ns/call");
+                bench_report("ueb_write, ring", ring.ns_per_call, "ring_write() alone, clock read in",
+                             parts.ring_write_ns, "ns/call");
+                if (parts.ring_write_failed)
+                        printf("ring_write() alone: %llu writes FAILED (the figure is not one of writes)\n",
+                               parts.ring_write_failed);
+        } else
+                printf("the parts of a write: not measured (no memory for a private ring)\n");
         printf("ring:   %llu written, %llu refused (ring full), all delivered: %s\n", ring.written, ring.refused,
                ring.delivered ? "yes" : "NO");
         printf("writev: %llu written, %llu refused (socket full), all delivered: %s\n", plain.written, plain.refused,
