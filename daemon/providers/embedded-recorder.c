@@ -109,12 +109,11 @@ static int recorder_flush(struct recorder *r) {
 
 bool embedded_recorder_add(struct recorder *r, const struct ueb_record_header *h, const char *name, size_t name_len,
                   const void *payload, size_t payload_len) {
-        struct ueb_record_header copy = *h;
         bool was_waiting;
 
         assert(r);
         was_waiting = record_sink_waiting(r->sink);
-        (void) record_sink_send(r->sink, &copy, name, name_len, payload, payload_len);
+        (void) record_sink_send(r->sink, h, name, name_len, payload, payload_len);
         recorder_check_room(r, was_waiting);
         return record_sink_waiting(r->sink);
 }

@@ -69,8 +69,13 @@
 #include "macro.h"
 #include "time-util.h"
 
-/* Records read from one ring per wakeup or tick. */
+/* Records read from one ring per round of a doorbell (four rounds at
+ * most), and per tick: as much in one go either way, about 0.2 ms of the
+ * broker's time. A tick that read a quarter of that kept a closed loop's
+ * writer waiting on a full ring between ticks (bench-embedded-write, ring:
+ * 93 ns an event, 88 now). */
 #define EMBEDDED_RING_READS_PER_WAKEUP 1024u
+#define EMBEDDED_RING_READS_PER_TICK (4u * EMBEDDED_RING_READS_PER_WAKEUP)
 /* The poll interval while records come, and the most it backs off to
  * while few do: delivery within 50 ms at low rates (LTTng-UST's consumer
  * gets a sub-buffer once it is full, by default), each tick carrying fifty records at 1k
@@ -308,7 +313,7 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                 /* An empty ring costs two loads: nothing read, nothing armed. */
                 pending = ring_pending(&s->ring);
                 if (pending > 0)
-                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP, false);
+                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_TICK, false);
                 if (n < 0)
                         continue;
                 /* How full it was, not how much one tick took: a ring left

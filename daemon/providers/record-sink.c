@@ -181,7 +181,7 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
 
 /* Packs a record after the LOST notice due before it; a full message is
  * sent first, if the consumer has room. -ENOBUFS: no room. */
-static int pack(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
+static int pack(struct record_sink *s, const struct ueb_record_header *h, const char *name, size_t name_len,
                 const void *payload, size_t payload_len) {
         int r;
 
@@ -198,7 +198,7 @@ static int pack(struct record_sink *s, struct ueb_record_header *h, const char *
         return r;
 }
 
-bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
+bool record_sink_send(struct record_sink *s, const struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len) {
         assert(s);
         if (pack(s, h, name, name_len, payload, payload_len) < 0) {
@@ -215,7 +215,7 @@ bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const 
         return true;
 }
 
-int record_sink_send_description(struct record_sink *s, struct ueb_record_header *h, const char *name,
+int record_sink_send_description(struct record_sink *s, const struct ueb_record_header *h, const char *name,
                                  size_t name_len, const void *payload, size_t payload_len) {
         int r = pack(ASSERT_PTR(s), h, name, name_len, payload, payload_len);
 

@@ -42,9 +42,9 @@ struct record_sink *record_sink_free(struct record_sink *s);
  * room went out: the consumer reads again. */
 void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *userdata));
 
-/* Packs one record: @h (length and name_len are filled in here), the name,
- * the payload. Returns true if packed, false if counted as lost. */
-bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const char *name, size_t name_len,
+/* Packs one record: @h (but its length and name_len: those of the packed
+ * record), the name, the payload. Returns true if packed, false if counted as lost. */
+bool record_sink_send(struct record_sink *s, const struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
 
 /* Packs a record that describes the others (uebroker-record.h: a kernel
@@ -52,7 +52,7 @@ bool record_sink_send(struct record_sink *s, struct ueb_record_header *h, const 
  * when the consumer has no room now (the caller tries again later, e.g.
  * when on_drained is called); -EMSGSIZE when it could never fit. Not
  * counted as a record sent. */
-int record_sink_send_description(struct record_sink *s, struct ueb_record_header *h, const char *name,
+int record_sink_send_description(struct record_sink *s, const struct ueb_record_header *h, const char *name,
                                  size_t name_len, const void *payload, size_t payload_len);
 
 /* Sends what is packed: 0 (or nothing to send), -EAGAIN while the consumer

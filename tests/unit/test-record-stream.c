@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-static uint8_t buffer[UEB_RECORD_MESSAGE_MAX];
+static _Alignas(8) uint8_t buffer[UEB_RECORD_MESSAGE_MAX];
 
 static struct record_batch batch_new(size_t capacity) {
         memset(buffer, 0xaa, sizeof(buffer));

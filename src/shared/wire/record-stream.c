@@ -34,7 +34,7 @@ int record_stream_next(const uint8_t *msg, size_t len, size_t *offset, struct re
 int record_batch_append(struct record_batch *b, const struct ueb_record_header *h, const char *name, size_t name_len,
                         const void *payload, size_t payload_len) {
         size_t length = sizeof(*h) + name_len + payload_len, padded;
-        struct ueb_record_header out = *h;
+        struct ueb_record_header *out;
         uint8_t *p;
 
         if (name_len > UINT16_MAX || length > b->capacity || UEB_RECORD_ALIGN_UP(length) > b->capacity)
@@ -43,14 +43,27 @@ int record_batch_append(struct record_batch *b, const struct ueb_record_header *
         if (padded > b->capacity - b->len)
                 return -ENOBUFS;
 
-        out.length = (uint32_t) length;
-        out.name_len = (uint16_t) name_len;
+        /* Straight into the message, field by field: a copy of @h to the
+         * stack and a memcpy() of it loaded 16 bytes at a time what the
+         * caller had just stored 2, 4 and 8 at a time, a stall of the
+         * store buffer per record (the broker's costliest line,
+         * bench-embedded-write's closed loop). */
         p = b->data + b->len;
-        memcpy(p, &out, sizeof(out));
+        out = (struct ueb_record_header *) p;
+        out->length = (uint32_t) length;
+        out->name_len = (uint16_t) name_len;
+        out->flags = h->flags;
+        out->pid = h->pid;
+        out->uid = h->uid;
+        out->timestamp_ns = h->timestamp_ns;
+        out->lost_count = h->lost_count;
+        out->tid = h->tid;
+        out->cpu = h->cpu;
+        out->write_monotonic_ns = h->write_monotonic_ns;
         if (name_len > 0)
-                memcpy(p + sizeof(out), name, name_len);
+                memcpy(p + sizeof(*out), name, name_len);
         if (payload_len > 0)
-                memcpy(p + sizeof(out) + name_len, payload, payload_len);
+                memcpy(p + sizeof(*out) + name_len, payload, payload_len);
         memset(p + length, 0, padded - length);
         b->len += padded;
         return 0;

@@ -30,7 +30,7 @@ int record_stream_next(const uint8_t *msg, size_t len, size_t *offset, struct re
 
 /* A message being packed (the broker's side). */
 struct record_batch {
-        uint8_t *data;
+        uint8_t *data;          /* 8-byte aligned, as records are */
         size_t len;
         size_t capacity;        /* at most UEB_RECORD_MESSAGE_MAX */
 };
