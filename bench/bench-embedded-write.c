@@ -15,7 +15,10 @@
  * on a SOCK_SEQPACKET socketpair (the send buffer the broker gives a data
  * socket) and a thread receiving and checking each message. Five rounds of
  * each, in turn; the medians are compared, and each path's slowest round
- * against its median.
+ * against its median. Each round also says what it cost in CPU per event
+ * received: the writing thread's, the reading thread's and the broker's
+ * (every thread of $UEBROKERD_PID, schedstat), to tell which of them the
+ * rate waits for.
  *   bench-embedded-write [EVENTS]   (default 1M; needs a broker: run-bench.sh)
  */
 #include <pthread.h>
@@ -33,6 +36,7 @@
 #include "bench-util.h"
 #include "fd-util.h"
 #include "record-stream.h"
+#include "time-util.h"
 #include "uebroker.h"
 
 #define BENCH_COMMAND "bench_write u64 seq; char[16] pad"
@@ -50,6 +54,7 @@ struct seq_reader {
         unsigned long long expected;    /* events to wait for */
         unsigned long long received, out_of_order, lost, messages;
         uint64_t done_ns;               /* when the last one arrived */
+        uint64_t cpu_ns;                /* the reading thread's CPU time */
 };
 
 static void seq_check(struct seq_reader *rd, const uint8_t *payload, size_t len) {
@@ -69,6 +74,7 @@ static void seq_check(struct seq_reader *rd, const uint8_t *payload, size_t len)
 static void *seq_reader_main(void *userdata) {
         struct seq_reader *rd = userdata;
         static __thread uint8_t buf[UEB_RECORD_MESSAGE_MAX];
+        uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
         while (rd->received + rd->lost < rd->expected) {
                 struct pollfd p = { .fd = rd->fd, .events = POLLIN };
@@ -97,6 +103,7 @@ static void *seq_reader_main(void *userdata) {
                 }
         }
         rd->done_ns = bench_now_ns();
+        rd->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         return NULL;
 }
 
@@ -104,12 +111,29 @@ struct round {
         double rate;                    /* events/s delivered */
         unsigned long long retries;     /* EAGAIN, retried */
         struct seq_reader reader;
+        /* CPU time per event received: the writing thread's, and the
+         * broker's (-1 on the one hop, or when /proc cannot tell). */
+        double writer_cpu_ns, broker_cpu_ns;
 };
 
 static void round_report(const char *what, const struct round *r) {
+        double per = r->reader.received ? (double) r->reader.received : 1;
+
         printf("  %-22s %10.0f events/s, %llu EAGAIN retried; reader: %llu received in %llu messages, %llu out of order, %llu lost\n",
                what, r->rate, r->retries, r->reader.received, r->reader.messages, r->reader.out_of_order,
                r->reader.lost);
+        printf("  %-22s CPU per event: writer %.1f ns, reader %.1f ns", "", r->writer_cpu_ns,
+               (double) r->reader.cpu_ns / per);
+        if (r->broker_cpu_ns >= 0)
+                printf(", broker %.1f ns", r->broker_cpu_ns);
+        printf("\n");
+}
+
+/* The broker's CPU time (every thread), -1 when /proc cannot tell. */
+static long long broker_cpu_ns(void) {
+        const char *pid = getenv("UEBROKERD_PID");
+
+        return pid && *pid ? bench_cpu_ns(pid) : -1;
 }
 
 static struct round run_end_to_end(struct ueb_event *e, int stream, unsigned long long n) {
@@ -119,8 +143,12 @@ static struct round run_end_to_end(struct ueb_event *e, int stream, unsigned lon
         pthread_t thread;
         uint64_t t0;
 
+        long long broker0 = broker_cpu_ns(), broker1;
+        uint64_t cpu0;
+
         pthread_create(&thread, NULL, seq_reader_main, &r.reader);
         t0 = bench_now_ns();
+        cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         for (unsigned long long i = 0; i < n; i++) {
                 payload.seq = i;
                 if (!ueb_enabled(e))
@@ -130,8 +158,15 @@ static struct round run_end_to_end(struct ueb_event *e, int stream, unsigned lon
                         sched_yield();
                 }
         }
+        r.writer_cpu_ns = (double) (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
         pthread_join(thread, NULL);
+        broker1 = broker_cpu_ns();
         r.rate = (double) r.reader.received * 1e9 / (double) (r.reader.done_ns - t0);
+        if (r.reader.received > 0) {
+                r.writer_cpu_ns /= (double) r.reader.received;
+                r.broker_cpu_ns = broker0 >= 0 && broker1 >= 0 ?
+                        (double) (broker1 - broker0) / (double) r.reader.received : -1;
+        }
         return r;
 }
 
@@ -145,13 +180,17 @@ static struct round run_one_hop(int sndbuf, unsigned long long n) {
         int fds[2], half = sndbuf / 2;
         uint64_t t0;
 
-        if (socketpair_seqpacket(fds) < 0)
+        if (socketpair_seqpacket(fds, 0) < 0)
                 return r;
         /* The kernel doubles what is asked; ask for half of the broker's. */
         (void) setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
+        uint64_t cpu0;
+
         r.reader = (struct seq_reader) { .fd = fds[0], .expected = n };
+        r.broker_cpu_ns = -1;
         pthread_create(&thread, NULL, seq_reader_main, &r.reader);
         t0 = bench_now_ns();
+        cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         for (unsigned long long i = 0; i < n; i++) {
                 payload.seq = i;
                 while (sendmsg(fds[1], &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EAGAIN) {
@@ -159,6 +198,7 @@ static struct round run_one_hop(int sndbuf, unsigned long long n) {
                         sched_yield();
                 }
         }
+        r.writer_cpu_ns = (double) (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / (double) n;
         pthread_join(thread, NULL);
         r.rate = (double) r.reader.received * 1e9 / (double) (r.reader.done_ns - t0);
         close(fds[0]);

@@ -49,7 +49,7 @@ int main(void) {
         int r;
 
         f.memfd = memfd_new_sized("bench-floor", 4096);
-        if (f.memfd < 0 || socketpair_seqpacket(f.socket_fds) < 0) {
+        if (f.memfd < 0 || socketpair_seqpacket(f.socket_fds, 0) < 0) {
                 fprintf(stderr, "bench-floor-service: cannot make the fds\n");
                 return 1;
         }

@@ -363,19 +363,12 @@ static int embedded_session_new(struct provider *p, const struct provider_peer *
         if (!s->bus_name)
                 return -ENOMEM;
 
-        r = socketpair_seqpacket(fds);
+        /* Writers never block: a full socket is EAGAIN, a dropped event. */
+        r = socketpair_seqpacket(fds, SOCK_NONBLOCK);
         if (r < 0)
                 return r;
         s->daemon_fd = fds[0];
         s->client_fd = fds[1];
-
-        /* Writers never block: a full socket is EAGAIN, a dropped event. */
-        r = fd_set_nonblock(s->client_fd, true);
-        if (r < 0)
-                return r;
-        r = fd_set_nonblock(s->daemon_fd, true);
-        if (r < 0)
-                return r;
         /* Nothing ever flows from us to the client on this socket. */
         (void) shutdown(s->daemon_fd, SHUT_WR);
 

@@ -153,7 +153,7 @@ int record_sink_new(sd_event *event, int64_t priority, const char *description,
                 return -ENOMEM;
         s->batch.capacity = UEB_RECORD_MESSAGE_MAX;
 
-        r = socketpair_seqpacket(fds);
+        r = socketpair_seqpacket(fds, 0);
         if (r < 0)
                 return r;
         s->fd = fds[0];

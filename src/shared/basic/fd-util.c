@@ -82,8 +82,8 @@ int fd_reopen_read_only(int fd) {
         return r < 0 ? -errno : r;
 }
 
-int socketpair_seqpacket(int fds[2]) {
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
+int socketpair_seqpacket(int fds[2], int flags) {
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | flags, 0, fds) < 0)
                 return -errno;
         return 0;
 }

@@ -43,5 +43,7 @@ int memfd_seal_size(int fd);
  * the receiver cannot map it writable even without seals. */
 int fd_reopen_read_only(int fd);
 
-/* socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). */
-int socketpair_seqpacket(int fds[2]);
+/* socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | @flags), @flags 0 or
+ * SOCK_NONBLOCK (both ends: a system call less per end than setting it
+ * afterwards). */
+int socketpair_seqpacket(int fds[2], int flags);
