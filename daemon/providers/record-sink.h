@@ -42,8 +42,9 @@ struct record_sink *record_sink_free(struct record_sink *s);
  * room went out: the consumer reads again. */
 void record_sink_on_drained(struct record_sink *s, void (*on_drained)(void *userdata));
 
-/* Packs one record: @h (but its length and name_len: those of the packed
- * record), the name, the payload. Returns true if packed, false if counted as lost. */
+/* Packs one record: @h (but for its length and name_len: those of the
+ * packed record), the name, the payload. Returns true if packed, false if
+ * counted as lost. */
 bool record_sink_send(struct record_sink *s, const struct ueb_record_header *h, const char *name, size_t name_len,
                       const void *payload, size_t payload_len);
 

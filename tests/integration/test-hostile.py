@@ -936,6 +936,28 @@ class HostileTest(unittest.TestCase):
             stream.close()
         self.assertAlive()
 
+    def write_alone_then_beside_a_reader(self, event):
+        """Runs ATTACKER's ring writer of @event twice: with the recorders
+        the caller holds, then beside root's recorder reading it too;
+        returns what the writer reported each time and the list whose
+        length is the messages root read."""
+        writer = Holder(ATTACKER, 'ring-write', event, 'records')
+        try:
+            alone = writer.result()
+        finally:
+            writer.close()
+        reader = self.record_stream(event)
+        try:
+            messages = self.drain_in_background(reader)
+            writer = Holder(ATTACKER, 'ring-write', event, 'records')
+            try:
+                beside = writer.result()
+            finally:
+                writer.close()
+        finally:
+            reader.close()
+        return alone, beside, messages
+
     def test_e3_a_recorder_that_does_not_read_holds_back_little(self):
         # The only recorder does not read: once its stream is full a record
         # read from the ring would be lost, so the broker leaves the ring
@@ -945,39 +967,25 @@ class HostileTest(unittest.TestCase):
         run_as(ATTACKER, 'churn', 'ring_held', 1)
         unread = self.record_stream('ring_held_0')
         try:
-            writer = Holder(ATTACKER, 'ring-write', 'ring_held_0', 'records')
-            try:
-                alone = writer.result()
-            finally:
-                writer.close()
-            reader = self.record_stream('ring_held_0')
-            try:
-                messages = self.drain_in_background(reader)
-                writer = Holder(ATTACKER, 'ring-write', 'ring_held_0', 'records')
-                try:
-                    beside = writer.result()
-                finally:
-                    writer.close()
-                print(f'unread recorder: alone {alone}, beside a reader {beside} ({len(messages)} messages read)',
-                      file=sys.stderr)
-                self.assertGreater(len(messages), 0)
-                # Under valgrind the broker reads a lap of 32,768 records
-                # in seconds: the timing is checked at native speed only.
-                if not os.environ.get('UEBROKERD_WRAPPER'):
-                    # Alone: held once (the longest wait for a lap about
-                    # 0.1 s), then read on.
-                    self.assertGreater(alone['laps'], 10)
-                    self.assertGreaterEqual(alone['max_wait'], 0.09)
-                    self.assertLess(alone['max_wait'], 1.0)
-                    # Beside a reader: never held.
-                    self.assertGreater(beside['laps'], 10)
-                    self.assertGreater(len(messages), 10)
-                    if not broker_is_sanitized():
-                        self.assertLess(beside['max_wait'], 0.09)
-            finally:
-                reader.close()
+            alone, beside, messages = self.write_alone_then_beside_a_reader('ring_held_0')
         finally:
             unread.close()
+        print(f'unread recorder: alone {alone}, beside a reader {beside} ({len(messages)} messages read)',
+              file=sys.stderr)
+        self.assertGreater(len(messages), 0)
+        # Under valgrind the broker reads a lap of 32,768 records in
+        # seconds: the timing is checked at native speed only.
+        if not os.environ.get('UEBROKERD_WRAPPER'):
+            # Alone: held once (the longest wait for a lap about 0.1 s),
+            # then read on.
+            self.assertGreater(alone['laps'], 10)
+            self.assertGreaterEqual(alone['max_wait'], 0.09)
+            self.assertLess(alone['max_wait'], 1.0)
+            # Beside a reader: never held.
+            self.assertGreater(beside['laps'], 10)
+            self.assertGreater(len(messages), 10)
+            if not broker_is_sanitized():
+                self.assertLess(beside['max_wait'], 0.09)
         self.assertAlive()
 
     def test_e4_unread_recorders_of_several_uids_hold_back_as_one(self):
@@ -991,40 +999,25 @@ class HostileTest(unittest.TestCase):
         try:
             for holder in holders:
                 self.assertEqual(holder.result()['ok'], 1)
-            writer = Holder(ATTACKER, 'ring-write', 'ring_held_uids_0', 'records')
-            try:
-                alone = writer.result()
-            finally:
-                writer.close()
-            reader = self.record_stream('ring_held_uids_0')
-            try:
-                messages = self.drain_in_background(reader)
-                writer = Holder(ATTACKER, 'ring-write', 'ring_held_uids_0', 'records')
-                try:
-                    beside = writer.result()
-                finally:
-                    writer.close()
-                print(f'unread recorders of 3 uids: alone {alone}, beside a reader {beside} '
-                      f'({len(messages)} messages read)', file=sys.stderr)
-                self.assertGreater(len(messages), 0)
-                if not os.environ.get('UEBROKERD_WRAPPER'):
-                    # Held, and then read on, as by one recorder (test_e3:
-                    # its writer waits about 0.18 s at most here, as this
-                    # one does).
-                    self.assertGreater(alone['laps'], 10)
-                    self.assertGreaterEqual(alone['max_wait'], 0.09)
-                    self.assertLess(alone['max_wait'], 1.0)
-                    # Beside a reader the records go on (each read now
-                    # costs four streams' copies, so the wait is not
-                    # timed here: test_e3 times it with one).
-                    self.assertGreater(beside['laps'], 10)
-                    self.assertGreater(len(messages), 10)
-                    self.assertLess(beside['max_wait'], 1.0)
-            finally:
-                reader.close()
+            alone, beside, messages = self.write_alone_then_beside_a_reader('ring_held_uids_0')
         finally:
             for holder in holders:
                 holder.close()
+        print(f'unread recorders of 3 uids: alone {alone}, beside a reader {beside} ({len(messages)} messages read)',
+              file=sys.stderr)
+        self.assertGreater(len(messages), 0)
+        if not os.environ.get('UEBROKERD_WRAPPER'):
+            # Held, and then read on, as by one recorder (test_e3: its
+            # writer waits about 0.18 s at most here, as this one does).
+            self.assertGreater(alone['laps'], 10)
+            self.assertGreaterEqual(alone['max_wait'], 0.09)
+            self.assertLess(alone['max_wait'], 1.0)
+            # Beside a reader the records go on (each read now costs four
+            # streams' copies, so the wait is not timed here: test_e3
+            # times it with one).
+            self.assertGreater(beside['laps'], 10)
+            self.assertGreater(len(messages), 10)
+            self.assertLess(beside['max_wait'], 1.0)
         self.assertAlive()
 
     def test_f_ring_claims_are_flagged(self):
