@@ -140,12 +140,11 @@ static struct round run_end_to_end(struct ueb_event *e, int stream, unsigned lon
         struct bench_payload payload = { 0, "benchmark" };
         struct iovec iov = { &payload, sizeof(payload) };
         struct round r = { .reader = { .fd = stream, .stream = true, .expected = n } };
+        long long broker0, broker1;
         pthread_t thread;
-        uint64_t t0;
+        uint64_t t0, cpu0;
 
-        long long broker0 = broker_cpu_ns(), broker1;
-        uint64_t cpu0;
-
+        broker0 = broker_cpu_ns();
         pthread_create(&thread, NULL, seq_reader_main, &r.reader);
         t0 = bench_now_ns();
         cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -178,14 +177,12 @@ static struct round run_one_hop(int sndbuf, unsigned long long n) {
         struct round r = { 0 };
         pthread_t thread;
         int fds[2], half = sndbuf / 2;
-        uint64_t t0;
+        uint64_t t0, cpu0;
 
         if (socketpair_seqpacket(fds, 0) < 0)
                 return r;
         /* The kernel doubles what is asked; ask for half of the broker's. */
         (void) setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
-        uint64_t cpu0;
-
         r.reader = (struct seq_reader) { .fd = fds[0], .expected = n };
         r.broker_cpu_ns = -1;
         pthread_create(&thread, NULL, seq_reader_main, &r.reader);

@@ -43,23 +43,14 @@ int record_batch_append(struct record_batch *b, const struct ueb_record_header *
         if (padded > b->capacity - b->len)
                 return -ENOBUFS;
 
-        /* Straight into the message, field by field: a copy of @h to the
-         * stack and a memcpy() of it loaded 16 bytes at a time what the
-         * caller had just stored 2, 4 and 8 at a time, a stall of the
-         * store buffer per record (the broker's costliest line,
+        /* Straight into the message: a copy on the stack first cost a
+         * store-forwarding stall per record (perf annotate of
          * bench-embedded-write's closed loop). */
         p = b->data + b->len;
         out = (struct ueb_record_header *) p;
+        *out = *h;
         out->length = (uint32_t) length;
         out->name_len = (uint16_t) name_len;
-        out->flags = h->flags;
-        out->pid = h->pid;
-        out->uid = h->uid;
-        out->timestamp_ns = h->timestamp_ns;
-        out->lost_count = h->lost_count;
-        out->tid = h->tid;
-        out->cpu = h->cpu;
-        out->write_monotonic_ns = h->write_monotonic_ns;
         if (name_len > 0)
                 memcpy(p + sizeof(*out), name, name_len);
         if (payload_len > 0)
