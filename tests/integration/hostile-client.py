@@ -60,6 +60,11 @@ close.
     hostile-client.py ADDRESS rings N SIZE EVENT    N connections, each registers EVENT and opens
                                                     a ring of SIZE bytes; reports, then on a line
                                                     unregisters everything and reports again, holds
+    hostile-client.py ADDRESS rings-write N SIZE EVENT
+                                                    as rings, then writes every ring flat out (a
+                                                    lap of records at once whenever the broker has
+                                                    emptied it) until stdin closes; reports what
+                                                    it wrote
     hostile-client.py ADDRESS streams N PATTERN     N RecordMatching streams on one connection,
                                                     never read; reports, holds
 """
@@ -351,44 +356,77 @@ RING_TAIL, RING_HEAD = 64, 128                  # offsets in struct ring_header 
 DATA_RING_DOORBELL_INDEX = 0xFFFFFFFE
 
 
+class HandRing:
+    """A ring written by hand, not by libuebroker's ring_write(): what is
+    put in it is whatever the caller likes."""
+
+    def __init__(self, conn, event, size):
+        import mmap
+        self.conn = conn        # the session lives while its connection does
+        data_fd, status_fd, _, self.write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's',
+                                                                     (f'{event} u32 a',), timeout=60)
+        self.data_fd = data_fd.take()
+        os.close(status_fd.take())
+        ring_fd, size = conn.call_blocking(BROKER, PATH, INTERFACE, 'OpenRing', 'u', (size,), timeout=60)
+        ring_fd = ring_fd.take()
+        self.size = int(size)
+        self.ring = mmap.mmap(ring_fd, RING_HEADER_SIZE + self.size)
+        os.close(ring_fd)
+        self.tail = 0
+
+    def head(self):
+        import struct
+        return struct.unpack_from('=Q', self.ring, RING_HEAD)[0]
+
+    def put(self, payload, tid=4242, write_ns=1):
+        import struct
+        need = (24 + len(payload) + 7) & ~7
+        pos = RING_HEADER_SIZE + self.tail % self.size
+        self.ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(self.write_index), tid, len(payload), write_ns)
+        self.ring[pos + 24:pos + 24 + len(payload)] = payload
+        self.ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
+        self.tail += need
+        self.ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', self.tail)
+
+    def ring_doorbell(self):
+        import struct
+        os.write(self.data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+
+    def end_lap(self):
+        """Pads the rest of the lap, publishes it and rings."""
+        import struct
+        if self.tail % self.size:
+            pos = RING_HEADER_SIZE + self.tail % self.size
+            self.ring[pos:pos + 4] = struct.pack('=I', (self.size - self.tail % self.size) | RING_PADDING |
+                                                 RING_COMMITTED)
+            self.tail += self.size - self.tail % self.size
+        self.ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', self.tail)
+        self.ring_doorbell()
+
+    def fill_lap(self, lap):
+        """A whole lap of records of a real u32 (LAP), at once; the ring
+        must be empty (head at tail, at a lap's start). Returns how many."""
+        import struct
+        need = (24 + 4 + 7) & ~7
+        per_lap = self.size // need
+        record = struct.pack('=IIIIQI', need | RING_COMMITTED, int(self.write_index), 4242, 4, 1, lap)
+        self.ring[RING_HEADER_SIZE:RING_HEADER_SIZE + per_lap * need] = record.ljust(need, b'\0') * per_lap
+        self.tail += per_lap * need
+        self.end_lap()
+        return per_lap
+
+
 def cmd_ring_write(address, event, kind):
     """A writer that does not use libuebroker's ring_write(): what it puts
     in its ring is whatever it likes."""
-    import mmap
     import struct
     conn = connect(address)
-    data_fd, _, _, write_index = conn.call_blocking(BROKER, PATH, INTERFACE, 'Register', 's', (f'{event} u32 a',),
-                                                    timeout=60)
-    data_fd = data_fd.take()
-    ring_fd, size = conn.call_blocking(BROKER, PATH, INTERFACE, 'OpenRing', 'u', (1 << 20,), timeout=60)
-    ring_fd = ring_fd.take()
-    size = int(size)
-    ring = mmap.mmap(ring_fd, RING_HEADER_SIZE + size)
-    tail = 0
-
-    def put(payload, tid=4242, write_ns=1):
-        nonlocal tail
-        need = (24 + len(payload) + 7) & ~7
-        pos = RING_HEADER_SIZE + tail % size
-        ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(write_index), tid, len(payload), write_ns)
-        ring[pos + 24:pos + 24 + len(payload)] = payload
-        ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
-        tail += need
-        ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
-
-    def end_lap():
-        """Pads the rest of the lap, publishes it and rings."""
-        nonlocal tail
-        if tail % size:
-            pos = RING_HEADER_SIZE + tail % size
-            ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
-            tail += size - tail % size
-        ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
-        os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+    r = HandRing(conn, event, 1 << 20)
+    ring, size = r.ring, r.size
 
     if kind == 'big':
-        put(struct.pack('=I', 1) + b'b' * 90996)
-        put(struct.pack('=I', 2))           # then a good one, so the test knows it was read
+        r.put(struct.pack('=I', 1) + b'b' * 90996)
+        r.put(struct.pack('=I', 2))         # then a good one, so the test knows it was read
     elif kind == 'claims':
         # For 3 s, laps of the ring in records that claim the
         # most the broker takes (a 64 KiB payload) and are never written,
@@ -397,14 +435,14 @@ def cmd_ring_write(address, event, kind):
         end = time.monotonic() + 3
         laps = 0
         while time.monotonic() < end:
-            while struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail and time.monotonic() < end:
+            while r.head() != r.tail and time.monotonic() < end:
                 time.sleep(0.0005)
-            while tail % size + need <= size:
-                pos = RING_HEADER_SIZE + tail % size
-                ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(write_index), 0, 65536, 0)
+            while r.tail % size + need <= size:
+                pos = RING_HEADER_SIZE + r.tail % size
+                ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(r.write_index), 0, 65536, 0)
                 ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
-                tail += need
-            end_lap()
+                r.tail += need
+            r.end_lap()
             laps += 1
         print(json.dumps({'written': kind, 'laps': laps}), end='')
         wait_stdin()
@@ -413,51 +451,46 @@ def cmd_ring_write(address, event, kind):
         # For 3 s, laps of the ring in records of a real u32 (each lap
         # numbered in its payloads), then a doorbell; each lap waits for the
         # broker to free the ring.
-        need = (24 + 4 + 7) & ~7
-        per_lap = size // need
         end = time.monotonic() + 3
         laps = 0
         max_wait = 0.0
         while time.monotonic() < end:
             waited = time.monotonic()
-            while struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail and time.monotonic() < end:
+            while r.head() != r.tail and time.monotonic() < end:
                 time.sleep(0.0005)
-            if struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail:
+            if r.head() != r.tail:
                 break
             max_wait = max(max_wait, time.monotonic() - waited)
-            record = struct.pack('=IIIIQI', need | RING_COMMITTED, int(write_index), 4242, 4, 1, laps)
-            ring[RING_HEADER_SIZE:RING_HEADER_SIZE + per_lap * need] = record.ljust(need, b'\0') * per_lap
-            tail += per_lap * need
-            end_lap()
+            r.fill_lap(laps)
             laps += 1
         print(json.dumps({'written': kind, 'laps': laps, 'max_wait': max_wait}), end='')
         wait_stdin()
         return
     elif kind == 'claimed':
-        put(struct.pack('=I', 3), tid=1, write_ns=1 << 63)
+        r.put(struct.pack('=I', 3), tid=1, write_ns=1 << 63)
     elif kind == 'paddings':
         # The whole ring in 8-byte paddings, refilled as the broker frees
         # it, for a few seconds; then one record.
         end = time.monotonic() + 3
         paddings = 0
         while time.monotonic() < end:
-            head = struct.unpack_from('=Q', ring, RING_HEAD)[0]
-            while tail - head < size - 8 and tail % size != size - 8:
-                pos = RING_HEADER_SIZE + tail % size
+            head = r.head()
+            while r.tail - head < size - 8 and r.tail % size != size - 8:
+                pos = RING_HEADER_SIZE + r.tail % size
                 ring[pos:pos + 4] = struct.pack('=I', 8 | RING_PADDING | RING_COMMITTED)
-                tail += 8
+                r.tail += 8
                 paddings += 1
-            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', tail)
-            os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', r.tail)
+            r.ring_doorbell()
             time.sleep(0.001)
-        while struct.unpack_from('=Q', ring, RING_HEAD)[0] != tail and time.monotonic() < end + 10:
+        while r.head() != r.tail and time.monotonic() < end + 10:
             time.sleep(0.01)
-        if tail % size > size - 32:
-            pos = RING_HEADER_SIZE + tail % size
-            ring[pos:pos + 4] = struct.pack('=I', (size - tail % size) | RING_PADDING | RING_COMMITTED)
-            tail += size - tail % size
-        put(struct.pack('=I', 4))
-    os.write(data_fd, struct.pack('=I', DATA_RING_DOORBELL_INDEX))
+        if r.tail % size > size - 32:
+            pos = RING_HEADER_SIZE + r.tail % size
+            ring[pos:pos + 4] = struct.pack('=I', (size - r.tail % size) | RING_PADDING | RING_COMMITTED)
+            r.tail += size - r.tail % size
+        r.put(struct.pack('=I', 4))
+    r.ring_doorbell()
     print(json.dumps({'written': kind}), end='')
     wait_stdin()
 
@@ -617,6 +650,33 @@ def cmd_rings(address, n, size, event):
     sys.stdin.read()
 
 
+def cmd_rings_write(address, n, size, event):
+    """N connections, each with EVENT's ring of SIZE bytes, written flat out
+    whatever the status byte says: every ring the broker has emptied gets a
+    whole lap of records at once, until stdin closes."""
+    import select
+    rings, results = [], []
+    for _ in range(int(n)):
+        conn = connect(address)
+        try:
+            rings.append(HandRing(conn, event, int(size)))
+            results.append({'ok': True})
+        except dbus.exceptions.DBusException as e:
+            # Among many uids, refused as any of them may be.
+            results.append({'ok': False, 'error': e.get_dbus_name(), 'message': e.get_dbus_message()})
+            conn.close()
+    print(summary(results, bytes=sum(r.size for r in rings)), flush=True)
+    laps = records = 0
+    while not select.select([sys.stdin], [], [], 0)[0]:
+        emptied = [r for r in rings if r.head() == r.tail]
+        for r in emptied:
+            records += r.fill_lap(laps)
+            laps += 1
+        if not emptied:
+            time.sleep(0.0005)
+    print(json.dumps({'laps': laps, 'records': records}), flush=True)
+
+
 def cmd_streams(address, n, pattern):
     conn = connect(address)
     streams, results = [], []
@@ -648,7 +708,7 @@ def main():
                 'unread-introspect': cmd_unread_introspect,
                 'ring-write': cmd_ring_write,
                 'slow-recorder': cmd_slow_recorder, 'ring-corrupt': cmd_ring_corrupt, 'call': cmd_call, 'steady-writer': cmd_steady_writer,
-                'rings': cmd_rings, 'streams': cmd_streams, 'signal-flood': cmd_signal_flood,
+                'rings': cmd_rings, 'rings-write': cmd_rings_write, 'streams': cmd_streams, 'signal-flood': cmd_signal_flood,
                 'hold-flooded': cmd_hold_flooded,
                 'churn-for': cmd_churn_for}
     commands[command](address, *args)

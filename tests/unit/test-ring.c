@@ -319,25 +319,33 @@ static bool want_odd_values(const struct ring_record *rec, void *userdata) {
         return rec->write_index % 2 == 1;
 }
 
-/* Records cost the payload they claim: the byte budget stops the reader
- * before a record it does not cover, wanted or not; unwanted records are
- * freed (zeroed) without reaching the callback, and counted. */
+/* Records cost the payload they claim, and one the reader does not want
+ * at least RING_UNWANTED_CHARGE: the byte budget stops the reader before a
+ * record it does not cover; unwanted records are freed (zeroed) without
+ * reaching the callback, and counted. */
 START_TEST(test_byte_budget_and_unwanted) {
         static struct collected got;
         const struct ring_read_ops ops = { .want = want_odd_values, .record = collect };
-        struct ring_budget budget = { .turns = 100, .bytes = 3 * 8 + 7 };
+        struct ring_budget budget = { .turns = 100, .bytes = RING_UNWANTED_CHARGE + 8 + 7 };
         bool wake;
 
         for (unsigned i = 0; i < 6; i++)
                 ck_assert_int_eq(write_u64(i, 1, i, &wake), 0);
-        ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 3);
-        ck_assert_uint_eq(budget.bytes, 7);           /* 8 a record: its payload */
-        ck_assert_uint_eq(budget.turns, 97);
-        ck_assert_uint_eq(reader.head, 96);
+        ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 2);
+        ck_assert_uint_eq(budget.bytes, 7);           /* 256 unwanted, then 8: its payload */
+        ck_assert_uint_eq(budget.turns, 98);
+        ck_assert_uint_eq(reader.head, 64);
         ck_assert_uint_eq(got.n, 1);                    /* index 1 only */
         ck_assert_uint_eq(got.recs[0].write_index, 1);
-        for (unsigned i = 0; i < 96; i++)
+        for (unsigned i = 0; i < 64; i++)
                 ck_assert_uint_eq(data[i], 0);
+        /* An unwanted record whose claim is covered goes, and takes what
+         * is left of the rest of its charge. */
+        budget.bytes = 8 + 8 + 7;
+        ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 1);
+        ck_assert_uint_eq(budget.bytes, 0);
+        ck_assert_uint_eq(reader.head, 96);
+        ck_assert_uint_eq(got.n, 1);
         budget.bytes = UINT64_MAX;
         ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 3);
         ck_assert_uint_eq(got.n, 3);

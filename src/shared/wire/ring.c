@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "macro.h"
+
 static uint32_t *word_at(uint8_t *data, uint64_t pos) {
         return (uint32_t *) (void *) (data + pos);
 }
@@ -139,6 +141,11 @@ int ring_read(struct ring_reader *r, struct ring_budget *budget, uint8_t *scratc
                 r->head += len;
                 budget->turns--;
                 budget->bytes -= charge;
+                /* Known only now, by want(): the rest of an unwanted
+                 * record's charge, as much of it as is left (the next
+                 * record waits for the refill). */
+                if (!(word & RING_PADDING) && !copy && charge < RING_UNWANTED_CHARGE)
+                        budget->bytes -= MIN(budget->bytes, (uint64_t) (RING_UNWANTED_CHARGE - charge));
                 if (!(word & RING_PADDING))
                         n++;
                 if (copy)

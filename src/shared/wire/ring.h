@@ -43,6 +43,15 @@
 #define RING_COMMITTED (1u << 31)
 #define RING_PADDING (1u << 30)
 #define RING_SIZE_MASK (RING_PADDING - 1u)
+/* What a record no one wants costs the reader's budget at least, as if it
+ * carried this much (the broker charges a record every recorder loses as
+ * much: embedded-ring.c): a writer that honours its status byte writes none
+ * (at most a few as recording stops), and freeing one costs the reader
+ * its fixed part whatever it claims (about 17 ns on the machines of
+ * bench/README.md), so that charging only the claims let one uid's
+ * rings of 4-byte records, written flat out regardless of the status
+ * byte, take 60% of the broker's core (test-hostile's test_e5). */
+#define RING_UNWANTED_CHARGE 256u
 
 struct ring_header {
         uint32_t magic;
@@ -124,8 +133,9 @@ struct ring_read_ops {
 /* What one ring_read() may consume, decremented by what it did: records
  * and paddings (@turns), and the bytes they claim to carry (@bytes: a
  * record's length less its struct ring_record, a padding's length),
- * copied or not. A reader's cost per record is bounded by @turns; what a
- * writer can claim without writing it (the payload) by @bytes. */
+ * copied or not, and a record the reader does not want at least
+ * RING_UNWANTED_CHARGE. A reader's cost per record is bounded by @turns;
+ * what a writer can claim without writing it (the payload) by @bytes. */
 struct ring_budget {
         unsigned turns;
         uint64_t bytes;
