@@ -11,7 +11,10 @@
  *      broker (Register) vs to the stand-in;
  *   3. Register and Peer.Ping to the broker while a record flood goes
  *      through it (one ueb_write() loop, a Record consumer attached) vs the
- *      same calls idle.
+ *      same calls idle, and Peer.Ping of the stand-in beside them: what the
+ *      flood costs any call on this machine (the writer and the consumer
+ *      take CPU from the bus and the caller too) against what it costs the
+ *      broker's.
  * The caller is whoever runs it (run-bench.sh: root); lines say which.
  *   bench-latency [CALLS]   (default 20000 calls each on one connection;
  *   CALLS/40 fresh connections each; CALLS/4 calls each idle and flooded.
@@ -166,12 +169,13 @@ int main(int argc, char *argv[]) {
         const char *address = getenv("UEBROKER_BUS_ADDRESS");
         uint64_t *a = calloc(n, sizeof(uint64_t)), *b = calloc(n, sizeof(uint64_t));
         uint64_t *c = calloc(n, sizeof(uint64_t)), *d = calloc(n, sizeof(uint64_t));
+        uint64_t *e = calloc(n, sizeof(uint64_t)), *f = calloc(n, sizeof(uint64_t));
         struct passwd *pw = getpwuid(geteuid());
         struct flood flood = {};
         sd_bus *bus = NULL;
 
         snprintf(caller, sizeof(caller), "%s", pw ? pw->pw_name : "uid ?");
-        if (!a || !b || !c || !d)
+        if (!a || !b || !c || !d || !e || !f)
                 return 1;
         if (!address || bus_open_address(address, &bus) < 0) {
                 fprintf(stderr, "set UEBROKER_BUS_ADDRESS (run bench/run-bench.sh)\n");
@@ -208,16 +212,20 @@ int main(int argc, char *argv[]) {
 
         /* 3. Idle, then during a flood. */
         for (size_t i = 0; i < n_flood; i++)
-                if (timed_call(bus, &target_register, &a[i]) < 0 || timed_call(bus, &target_ping, &b[i]) < 0)
+                if (timed_call(bus, &target_register, &a[i]) < 0 || timed_call(bus, &target_ping, &b[i]) < 0 ||
+                    timed_call(bus, &target_floor_ping, &e[i]) < 0)
                         return 1;
         if (flood_start(&flood, address) < 0)
                 return 1;
         for (size_t i = 0; i < n_flood; i++)
-                if (timed_call(bus, &target_register, &c[i]) < 0 || timed_call(bus, &target_ping, &d[i]) < 0)
+                if (timed_call(bus, &target_register, &c[i]) < 0 || timed_call(bus, &target_ping, &d[i]) < 0 ||
+                    timed_call(bus, &target_floor_ping, &f[i]) < 0)
                         return 1;
         printf("during a record flood vs idle, %zu calls each, caller %s:\n", n_flood, caller);
         report_pair("Register flood", c, "Register idle", a, n_flood, "");
         report_pair("Peer.Ping flood", d, "Peer.Ping idle", b, n_flood, "");
+        report_pair("floor: Peer.Ping flood", f, "floor: Peer.Ping idle", e, n_flood, "");
+        report_pair("Peer.Ping flood", d, "floor: Peer.Ping flood", f, n_flood, "");
         flood_stop(&flood);
 
         sd_bus_flush_close_unref(bus);
@@ -225,5 +233,7 @@ int main(int argc, char *argv[]) {
         free(b);
         free(c);
         free(d);
+        free(e);
+        free(f);
         return 0;
 }

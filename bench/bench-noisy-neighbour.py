@@ -3,7 +3,7 @@
 """What a hostile client costs everyone else, in one
 run: with no attack, then during each attack of
 tests/integration/test-hostile.py, root's GetStatus and another uid's
-first Register on a fresh connection (polkit answering, both descriptors
+first Register on a fresh connection of one of its events (polkit answering, both descriptors
 received), p50 and p99 in ms, and meanwhile an uninvolved writer of a
 third uid at 5,000 records/s recorded by root reading promptly (sent,
 refused with EAGAIN, received). The attacks:
@@ -14,6 +14,9 @@ refused with EAGAIN, received). The attacks:
 - slow recorder: records its own event, drains once every 0.21 s and
   refills its stream with 60 KB records;
 - rings: 1 MiB rings on 36 connections (its share of the ring memory);
+- rings written: the same 36 rings written flat out, a lap of 4-byte
+  records (32,768) whenever the broker has emptied one, with no regard to
+  the status byte;
 - streams: 20 RecordMatching streams matching the writer's event, never
   read (its share of the streams);
 - churn: a new event name on a new connection, closed, for 4 s (at
@@ -25,7 +28,8 @@ Then attacks of several uids at once, each uid with names of
 its own, with 1, 4, 8 and 16 uids (users that exist only in the run's
 own mount namespace, test-hostile.py's CROWD): unread Registers (4 connections x
 300), unread ListEvents (4 x 100), interactive Registers whose polkit
-agent never answers (8 connections), 1 MiB rings (9), record streams (5).
+agent never answers (8 connections), 1 MiB rings (9), the same written
+flat out, record streams (5).
 With --bus dbus-broker the bus is dbus-broker serving the same
 configuration (test-hostile.py's start_bus()).
 
@@ -114,6 +118,17 @@ class RootRecorder:
         self.stream.close()
 
 
+# The bystander's events, made before the first row: each row's Registers
+# are then the same in every row (a fresh connection, polkit, both
+# descriptors; the event already its), and new names in every row would
+# run into its own NewEventsPerUserPerMinute= (37 rows of 25).
+VICTIM_PREFIX = 'bench_victim'
+
+
+def victim_registers(samples):
+    return max(samples // 8, 1)
+
+
 def measure(h, recorder, samples, tag):
     """GetStatus and Register latencies while the writer writes."""
     before = recorder.counts()
@@ -128,7 +143,7 @@ def measure(h, recorder, samples, tag):
         status.append((time.monotonic() - start) * 1000)
         if time.monotonic() > deadline:
             break
-    out = h.run_as(h.VICTIM, 'victim', max(samples // 8, 1), f'bench_{tag}_{time.monotonic_ns()}', timeout=600)
+    out = h.run_as(h.VICTIM, 'victim', victim_registers(samples), VICTIM_PREFIX, timeout=600)
     register = [s * 1000 for s in out['seconds']]
     out_writer, err_writer = writer.communicate(timeout=120)
     try:
@@ -150,6 +165,12 @@ def measure(h, recorder, samples, tag):
         'received': after[0] - before[0],
         'lost': after[1] - before[1],
     }
+
+
+def stop_writing(attack):
+    """Stops a rings-write attack (its stdin closed): what it wrote."""
+    attack.proc.stdin.close()
+    return json.loads(attack.proc.stdout.readline())
 
 
 def main():
@@ -199,6 +220,7 @@ def main():
         h.run_as(h.USERS[7], 'churn', 'bench_steady', 1)
         recorder = RootRecorder(h, 'bench_steady_0')
 
+        h.run_as(h.VICTIM, 'victim', victim_registers(args.samples), VICTIM_PREFIX, timeout=600)
         results = {'none': measure(h, recorder, args.samples, 'none')}
         # (attack, hostile-client command, whether it reports before the
         # attack holds (True) or when it is over (False))
@@ -208,6 +230,7 @@ def main():
             ('both', ('unread-both', 250, 40, 'unread_both u32 a'), True),
             ('slow recorder', ('slow-recorder', 'bench_slow', 8), False),
             ('rings', ('rings', 36, 1 << 20, 'bench_rings'), True),
+            ('rings written', ('rings-write', 36, 1 << 20, 'bench_ringw'), True),
             ('streams', ('streams', 20, 'bench_*'), True),
             ('churn', ('churn-for', 'bench_churn', 4), False),
             ('ring corruption', ('ring-corrupt', 'bench_corrupt', 300), False),
@@ -225,6 +248,8 @@ def main():
                 results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
                 if not holds:
                     reports[tag] = attack.result(timeout=600)
+                elif command[0] == 'rings-write':
+                    reports[tag] = [reports[tag], stop_writing(attack)]
             finally:
                 attack.close()
             time.sleep(1)
@@ -235,6 +260,7 @@ def main():
             ('unread', lambda uid: ('unread-register', 4, 300, f'unread_many_{uid} u32 a')),
             ('bytes', lambda uid: ('unread', 4, 100)),
             ('rings', lambda uid: ('rings', 9, 1 << 20, f'bench_rings_{uid}')),
+            ('rings written', lambda uid: ('rings-write', 9, 1 << 20, f'bench_ringw_{uid}')),
             ('streams', lambda uid: ('streams', 5, 'bench_*')),
         )
         # The polkit checks last: the stand-in never answers them, so they
@@ -250,6 +276,8 @@ def main():
                 reports[tag] = [a.result() for a in attacks_now][:1]
                 time.sleep(2)
                 results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
+                if command(0)[0] == 'rings-write':
+                    reports[tag].append([stop_writing(a) for a in attacks_now])
             finally:
                 for a in attacks_now:
                     a.close()
