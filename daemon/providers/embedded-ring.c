@@ -237,10 +237,12 @@ static void on_ring_record(const struct ring_record *rec, const uint8_t *payload
                         b->budget->turns = 0;
                 }
         } else
-                /* Read after the hold and lost by every recorder: charged
-                 * as a record no one wants, or a recorder that never reads
-                 * let its writers' 4-byte records take the broker's core
-                 * (test-hostile's test_e6). */
+                /* Read after the hold while every recorder waits: lost by
+                 * them all, but for the few the waiting message still had
+                 * room for. Charged as a record no one wants, or a
+                 * recorder that never reads let its writers' 4-byte
+                 * records take the broker's core (test-hostile's
+                 * test_e6). */
                 b->budget->bytes -= MIN(b->budget->bytes, (uint64_t) RING_UNWANTED_CHARGE);
 }
 
