@@ -218,7 +218,7 @@ static bool on_ring_want(const struct ring_record *rec, void *userdata) {
         return b->event && b->event->n_recorders > 0;
 }
 
-static void on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
+static bool on_ring_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct ring_batch *b = ASSERT_PTR(userdata);
         struct provider_session *s = b->session;
         struct provider *p = s->provider;
@@ -228,22 +228,22 @@ static void on_ring_record(const struct ring_record *rec, const uint8_t *payload
          * so stop here (looked at once until the recorders change). */
         if (!embedded_session_record_deliver(s, b->event, rec->write_index, payload, rec->payload_len,
                                              b->timestamp_ns, rec->tid, rec->timestamp_ns))
-                return;
-        if (s->ring_hold_generation != p->recorders_generation) {
-                s->ring_hold_generation = p->recorders_generation;
-                s->ring_held = embedded_session_recorders_full(s);
-                if (s->ring_held) {
-                        s->ring_held_usec = monotonic_usec();
-                        b->budget->turns = 0;
-                }
-        } else
+                return true;
+        if (s->ring_hold_generation == p->recorders_generation)
                 /* Read after the hold while every recorder waits: lost by
                  * them all, but for the few the waiting message still had
-                 * room for. Charged as a record no one wants, or a
-                 * recorder that never reads let its writers' 4-byte
+                 * room for. Charged as a record no one wants (ring_read()),
+                 * or a recorder that never reads let its writers' 4-byte
                  * records take the broker's core (test-hostile's
                  * test_e6). */
-                b->budget->bytes -= MIN(b->budget->bytes, (uint64_t) RING_UNWANTED_CHARGE);
+                return false;
+        s->ring_hold_generation = p->recorders_generation;
+        s->ring_held = embedded_session_recorders_full(s);
+        if (s->ring_held) {
+                s->ring_held_usec = monotonic_usec();
+                b->budget->turns = 0;
+        }
+        return true;
 }
 
 static const struct ring_read_ops ring_ops = { .want = on_ring_want, .record = on_ring_record };

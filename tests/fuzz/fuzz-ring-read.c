@@ -40,7 +40,7 @@ static bool want(const struct ring_record *rec, void *userdata) {
         return seen->pending_yes;
 }
 
-static void on_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
+static bool on_record(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct seen *seen = userdata;
 
         /* Only right after a want() that said yes, and for its index. */
@@ -52,6 +52,8 @@ static void on_record(const struct ring_record *rec, const uint8_t *payload, voi
         for (uint32_t i = 0; i < rec->payload_len; i++)
                 seen->payload_bytes += payload[i] == 0xa5;
         seen->records++;
+        /* Some go nowhere after all: charged as unwanted. */
+        return rec->tid % 2 == 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -34,7 +34,7 @@ static void teardown(void) {
 
 /* ring_read() of at most @turns records and paddings, every record wanted,
  * bytes unbounded. */
-static int read_turns(unsigned turns, void (*fn)(const struct ring_record *, const uint8_t *, void *),
+static int read_turns(unsigned turns, bool (*fn)(const struct ring_record *, const uint8_t *, void *),
                       void *userdata) {
         struct ring_budget budget = { .turns = turns, .bytes = UINT64_MAX };
         const struct ring_read_ops ops = { .record = fn };
@@ -55,13 +55,14 @@ struct collected {
         uint64_t values[4096];
 };
 
-static void collect(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
+static bool collect(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct collected *c = userdata;
 
         ck_assert_uint_lt(c->n, 4096);
         c->recs[c->n] = *rec;
         memcpy(&c->values[c->n], payload, rec->payload_len < 8 ? rec->payload_len : 8);
         c->n++;
+        return true;
 }
 
 START_TEST(test_round_trip_and_wrap) {
@@ -353,6 +354,34 @@ START_TEST(test_byte_budget_and_unwanted) {
 }
 END_TEST
 
+/* Copies the record, then says it went nowhere (every taker lost it). */
+static bool collect_then_lose(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
+        collect(rec, payload, userdata);
+        return false;
+}
+
+/* A wanted record that went nowhere after all is charged as an unwanted
+ * one: RING_UNWANTED_CHARGE, not its claim. */
+START_TEST(test_lost_record_charged_as_unwanted) {
+        static struct collected got;
+        const struct ring_read_ops ops = { .record = collect_then_lose };
+        struct ring_budget budget = { .turns = 100, .bytes = RING_UNWANTED_CHARGE + 8 + 7 };
+        bool wake;
+
+        for (unsigned i = 0; i < 3; i++)
+                ck_assert_int_eq(write_u64(i, 1, i, &wake), 0);
+        ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 2);
+        ck_assert_uint_eq(got.n, 2);                    /* both copied and handed out */
+        ck_assert_uint_eq(budget.bytes, 0);             /* 256, then 8 and what was left */
+        ck_assert_uint_eq(budget.turns, 98);
+        ck_assert_uint_eq(reader.head, 64);
+        /* Taken records cost their claim only. */
+        budget.bytes = 8;
+        ck_assert_int_eq(read_turns(100, collect, &got), 1);
+        ck_assert_uint_eq(got.n, 3);
+}
+END_TEST
+
 /* Threads of one process writing at once: each thread's records arrive in
  * its order, and every record was either read or counted as dropped. */
 #define THREADS 4
@@ -377,17 +406,18 @@ struct ordered {
         unsigned long long received, out_of_order;
 };
 
-static void check_order(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
+static bool check_order(const struct ring_record *rec, const uint8_t *payload, void *userdata) {
         struct ordered *o = userdata;
         uint64_t value;
 
         memcpy(&value, payload, sizeof(value));
         if (rec->tid >= THREADS || rec->write_index != rec->tid || value < o->next[rec->tid]) {
                 o->out_of_order++;
-                return;
+                return true;
         }
         o->next[rec->tid] = value + 1;
         o->received++;
+        return true;
 }
 
 START_TEST(test_threads) {
@@ -435,6 +465,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_claims_checked_before_copying);
         tcase_add_test(tc, test_payload_over_the_broker_limit);
         tcase_add_test(tc, test_byte_budget_and_unwanted);
+        tcase_add_test(tc, test_lost_record_charged_as_unwanted);
         tcase_add_test(tc, test_threads);
         suite_add_tcase(s, tc);
         return s;

@@ -141,15 +141,14 @@ int ring_read(struct ring_reader *r, struct ring_budget *budget, uint8_t *scratc
                 r->head += len;
                 budget->turns--;
                 budget->bytes -= charge;
-                /* Known only now, by want(): the rest of an unwanted
-                 * record's charge, as much of it as is left (the next
-                 * record waits for the refill). */
-                if (!(word & RING_PADDING) && !copy && charge < RING_UNWANTED_CHARGE)
+                if (word & RING_PADDING)
+                        continue;
+                n++;
+                /* Known only now, by want() or record(): the rest of the
+                 * charge of a record that went nowhere, as much of it as
+                 * is left (the next record waits for the refill). */
+                if (!(copy && ops->record(&rec, scratch + sizeof(rec), userdata)) && charge < RING_UNWANTED_CHARGE)
                         budget->bytes -= MIN(budget->bytes, (uint64_t) (RING_UNWANTED_CHARGE - charge));
-                if (!(word & RING_PADDING))
-                        n++;
-                if (copy)
-                        ops->record(&rec, scratch + sizeof(rec), userdata);
         }
         __atomic_store_n(&h->head, r->head, __ATOMIC_RELEASE);
         return (int) n;

@@ -126,15 +126,17 @@ struct ring_read_ops {
          * DATA_PAYLOAD_MAX) is worth a copy. false: it is freed unread.
          * NULL: every record is. */
         bool (*want)(const struct ring_record *rec, void *userdata);
-        /* Each wanted record, a private copy (@rec, @payload). */
-        void (*record)(const struct ring_record *rec, const uint8_t *payload, void *userdata);
+        /* Each wanted record, a private copy (@rec, @payload). Returns
+         * whether it went anywhere: false (it was lost by everyone who
+         * wanted it after all) charges it as an unwanted record. */
+        bool (*record)(const struct ring_record *rec, const uint8_t *payload, void *userdata);
 };
 
 /* What one ring_read() may consume, decremented by what it did: records
  * and paddings (@turns), and the bytes they claim to carry (@bytes: a
  * record's length less its struct ring_record, a padding's length),
- * copied or not, and a record the reader does not want at least
- * RING_UNWANTED_CHARGE. A reader's cost per record is bounded by @turns;
+ * copied or not, and a record that goes nowhere (not wanted, or
+ * record() returned false) at least RING_UNWANTED_CHARGE. A reader's cost per record is bounded by @turns;
  * what a writer can claim without writing it (the payload) by @bytes. */
 struct ring_budget {
         unsigned turns;
