@@ -167,12 +167,6 @@ def measure(h, recorder, samples, tag):
     }
 
 
-def stop_writing(attack):
-    """Stops a rings-write attack (its stdin closed): what it wrote."""
-    attack.proc.stdin.close()
-    return json.loads(attack.proc.stdout.readline())
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--broker', required=True)
@@ -249,7 +243,7 @@ def main():
                 if not holds:
                     reports[tag] = attack.result(timeout=600)
                 elif command[0] == 'rings-write':
-                    reports[tag] = [reports[tag], stop_writing(attack)]
+                    reports[tag] = [reports[tag], attack.finish()]
             finally:
                 attack.close()
             time.sleep(1)
@@ -277,7 +271,7 @@ def main():
                 time.sleep(2)
                 results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
                 if command(0)[0] == 'rings-write':
-                    reports[tag].append([stop_writing(a) for a in attacks_now])
+                    reports[tag].append([a.finish() for a in attacks_now])
             finally:
                 for a in attacks_now:
                     a.close()

@@ -378,14 +378,37 @@ class HandRing:
         import struct
         return struct.unpack_from('=Q', self.ring, RING_HEAD)[0]
 
-    def put(self, payload, tid=4242, write_ns=1):
+    def claim(self, payload_len, tid=0, write_ns=0):
+        """Commits a record of PAYLOAD_LEN bytes at the tail, whatever its
+        payload holds (put() writes it first); not yet published."""
         import struct
-        need = (24 + len(payload) + 7) & ~7
+        need = (24 + payload_len + 7) & ~7
         pos = RING_HEADER_SIZE + self.tail % self.size
-        self.ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(self.write_index), tid, len(payload), write_ns)
-        self.ring[pos + 24:pos + 24 + len(payload)] = payload
+        self.ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(self.write_index), tid, payload_len, write_ns)
         self.ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
         self.tail += need
+
+    def put(self, payload, tid=4242, write_ns=1):
+        """A record of PAYLOAD, published."""
+        pos = RING_HEADER_SIZE + self.tail % self.size
+        self.ring[pos + 24:pos + 24 + len(payload)] = payload
+        self.claim(len(payload), tid, write_ns)
+        self.publish()
+
+    def pad(self, length):
+        """Commits a padding of LENGTH bytes at the tail; not yet published."""
+        import struct
+        pos = RING_HEADER_SIZE + self.tail % self.size
+        self.ring[pos:pos + 4] = struct.pack('=I', length | RING_PADDING | RING_COMMITTED)
+        self.tail += length
+
+    def pad_lap(self):
+        """Pads the rest of the lap (nothing at a lap's start)."""
+        if self.tail % self.size:
+            self.pad(self.size - self.tail % self.size)
+
+    def publish(self):
+        import struct
         self.ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', self.tail)
 
     def ring_doorbell(self):
@@ -394,13 +417,8 @@ class HandRing:
 
     def end_lap(self):
         """Pads the rest of the lap, publishes it and rings."""
-        import struct
-        if self.tail % self.size:
-            pos = RING_HEADER_SIZE + self.tail % self.size
-            self.ring[pos:pos + 4] = struct.pack('=I', (self.size - self.tail % self.size) | RING_PADDING |
-                                                 RING_COMMITTED)
-            self.tail += self.size - self.tail % self.size
-        self.ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', self.tail)
+        self.pad_lap()
+        self.publish()
         self.ring_doorbell()
 
     def fill_lap(self, lap):
@@ -422,7 +440,7 @@ def cmd_ring_write(address, event, kind):
     import struct
     conn = connect(address)
     r = HandRing(conn, event, 1 << 20)
-    ring, size = r.ring, r.size
+    size = r.size
 
     if kind == 'big':
         r.put(struct.pack('=I', 1) + b'b' * 90996)
@@ -438,10 +456,7 @@ def cmd_ring_write(address, event, kind):
             while r.head() != r.tail and time.monotonic() < end:
                 time.sleep(0.0005)
             while r.tail % size + need <= size:
-                pos = RING_HEADER_SIZE + r.tail % size
-                ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(r.write_index), 0, 65536, 0)
-                ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
-                r.tail += need
+                r.claim(65536)
             r.end_lap()
             laps += 1
         print(json.dumps({'written': kind, 'laps': laps}), end='')
@@ -476,19 +491,15 @@ def cmd_ring_write(address, event, kind):
         while time.monotonic() < end:
             head = r.head()
             while r.tail - head < size - 8 and r.tail % size != size - 8:
-                pos = RING_HEADER_SIZE + r.tail % size
-                ring[pos:pos + 4] = struct.pack('=I', 8 | RING_PADDING | RING_COMMITTED)
-                r.tail += 8
+                r.pad(8)
                 paddings += 1
-            ring[RING_TAIL:RING_TAIL + 8] = struct.pack('=Q', r.tail)
+            r.publish()
             r.ring_doorbell()
             time.sleep(0.001)
         while r.head() != r.tail and time.monotonic() < end + 10:
             time.sleep(0.01)
         if r.tail % size > size - 32:
-            pos = RING_HEADER_SIZE + r.tail % size
-            ring[pos:pos + 4] = struct.pack('=I', (size - r.tail % size) | RING_PADDING | RING_COMMITTED)
-            r.tail += size - r.tail % size
+            r.pad_lap()
         r.put(struct.pack('=I', 4))
     r.ring_doorbell()
     print(json.dumps({'written': kind}), end='')

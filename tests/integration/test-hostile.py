@@ -162,8 +162,15 @@ class Holder:
             raise AssertionError(f'holder exited with {self.proc.returncode} before reporting')
         return json.loads(line)
 
-    def close(self):
+    def finish(self):
+        """Closes its stdin (for commands that report once more when it
+        closes, as rings-write does): that last report."""
         self.proc.stdin.close()
+        return self.result()
+
+    def close(self):
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
         self.proc.wait(timeout=60)
         self.proc.stdout.close()
 
@@ -1073,8 +1080,7 @@ class HostileTest(unittest.TestCase):
             try:
                 opened = attacker.result()
                 beside = steady()
-                attacker.proc.stdin.close()
-                written = json.loads(attacker.proc.stdout.readline())
+                written = attacker.finish()
             finally:
                 attacker.close()
             wait_for(lambda: sum(got) >= alone[0]['sent'] + beside[0]['sent'], 30)
