@@ -11,6 +11,8 @@
  *            writer fills the ring, the broker drains it
  *   writev   a client without ($UEBROKER_RING_KIB=0): one sendmsg() per
  *            event on the data socket
+ * And the ring path again beside CROWD other recordings open (of an event
+ * no one writes): what other users' streams cost every record's delivery.
  * Baseline, in the same run: one hop, the same writer loop with sendmsg()
  * on a SOCK_SEQPACKET socketpair (the send buffer the broker gives a data
  * socket) and a thread receiving and checking each message. Five rounds of
@@ -35,12 +37,17 @@
 #include "bench-record.h"
 #include "bench-util.h"
 #include "fd-util.h"
+#include "macro.h"
 #include "record-stream.h"
 #include "time-util.h"
 #include "uebroker.h"
 
 #define BENCH_COMMAND "bench_write u64 seq; char[16] pad"
+#define CROWD_COMMAND "bench_crowd u32 x"
 #define ROUNDS 5
+/* Other recordings beside the ring's: the broker's 64 streams less ours
+ * and a margin for streams the broker has yet to see closed. */
+#define CROWD 48
 
 struct bench_payload {
         uint64_t seq;
@@ -203,6 +210,23 @@ static struct round run_one_hop(int sndbuf, unsigned long long n) {
         return r;
 }
 
+/* run_end_to_end() while CROWD other recordings of an event no one writes
+ * are open: each record's delivery beside other users' streams. */
+static struct round run_beside_crowd(sd_bus *bus, struct ueb_event *e, int stream, unsigned long long n) {
+        int others[CROWD];
+        struct round r;
+
+        for (unsigned i = 0; i < CROWD; i++)
+                others[i] = bench_record_open(bus, "bench_crowd");
+        r = run_end_to_end(e, stream, n);
+        for (unsigned i = 0; i < CROWD; i++)
+                if (others[i] >= 0)
+                        close(others[i]);
+                else
+                        r.reader.lost = n;      /* not the figure asked for: fail the run */
+        return r;
+}
+
 /* The send buffer of a data socket as the broker sets it up: from a
  * Register of our own on @bus. */
 static int data_socket_sndbuf(sd_bus *bus) {
@@ -250,10 +274,10 @@ static bool round_complete(const struct round *r, unsigned long long n) {
 
 int main(int argc, char *argv[]) {
         unsigned long long n = bench_count(argc, argv, 1000000ull), lost_ring = 0;
-        struct round ring[ROUNDS], e2e[ROUNDS], hop[ROUNDS];
+        struct round ring[ROUNDS], crowd[ROUNDS], e2e[ROUNDS], hop[ROUNDS];
         struct ueb_client *c = NULL, *ring_client = NULL;
-        struct ueb_event *e = NULL, *ring_event = NULL;
-        double ring_ns, e2e_ns, hop_ns, ring_slowest, e2e_slowest, hop_slowest;
+        struct ueb_event *e = NULL, *ring_event = NULL, *crowd_event = NULL;
+        double ring_ns, crowd_ns, e2e_ns, hop_ns, ring_slowest, crowd_slowest, e2e_slowest, hop_slowest;
         struct ueb_stats stats, ring_stats;
         sd_bus *bus = NULL;
         bool complete = true;
@@ -261,6 +285,10 @@ int main(int argc, char *argv[]) {
 
         if (open_client("1024", &ring_client, &ring_event) < 0 || open_client("0", &c, &e) < 0)
                 return 1;
+        if (ueb_register(c, CROWD_COMMAND, &crowd_event) != 1) {
+                fprintf(stderr, "cannot register %s: %s\n", CROWD_COMMAND, ueb_last_error(c));
+                return 1;
+        }
         if (bus_open_address(getenv("UEBROKER_BUS_ADDRESS"), &bus) < 0) {
                 fprintf(stderr, "cannot connect the consumer (UEBROKER_BUS_ADDRESS must be set)\n");
                 return 1;
@@ -285,24 +313,30 @@ int main(int argc, char *argv[]) {
                 round_report("one hop (socketpair)", &hop[i]);
                 ring[i] = run_end_to_end(ring_event, stream, n);
                 round_report("end to end (ring)", &ring[i]);
+                crowd[i] = run_beside_crowd(bus, ring_event, stream, n);
+                round_report("end to end (ring), " STRINGIFY(CROWD) " other recordings", &crowd[i]);
                 e2e[i] = run_end_to_end(e, stream, n);
                 round_report("end to end (writev)", &e2e[i]);
                 close(stream);
                 lost_ring += ring[i].reader.lost;
-                complete = complete && round_complete(&ring[i], n) && round_complete(&e2e[i], n) &&
-                           round_complete(&hop[i], n);
+                lost_ring += crowd[i].reader.lost;
+                complete = complete && round_complete(&ring[i], n) && round_complete(&crowd[i], n) &&
+                           round_complete(&e2e[i], n) && round_complete(&hop[i], n);
                 /* Let the broker notice the consumer left before the next
                  * Record (at most 64 streams). */
                 usleep(100000);
         }
         ring_ns = summarize(ring, &ring_slowest);
+        crowd_ns = summarize(crowd, &crowd_slowest);
         e2e_ns = summarize(e2e, &e2e_slowest);
         hop_ns = summarize(hop, &hop_slowest);
         bench_report("end to end (ring), median", ring_ns, "one hop, median", hop_ns, "ns/event");
         bench_report("end to end (ring), median", ring_ns, "end to end (writev), median", e2e_ns, "ns/event");
+        bench_report("ring, " STRINGIFY(CROWD) " other recordings, median", crowd_ns, "end to end (ring), median",
+                     ring_ns, "ns/event");
         bench_report("end to end (writev), median", e2e_ns, "one hop, median", hop_ns, "ns/event");
-        printf("slowest round over the median: ring %.2f, writev %.2f, one hop %.2f\n", ring_slowest, e2e_slowest,
-               hop_slowest);
+        printf("slowest round over the median: ring %.2f, ring beside others %.2f, writev %.2f, one hop %.2f\n",
+               ring_slowest, crowd_slowest, e2e_slowest, hop_slowest);
         ueb_event_stats(ring_event, &ring_stats);
         ueb_event_stats(e, &stats);
         printf("ueb_write, ring: %llu written, %llu EAGAIN (all retried), %llu failed; %llu reported lost to the "

@@ -25,6 +25,10 @@
                 (void) 0))
 
 /* @n divided by @d, rounded up; unsigned, @n evaluated once, no overflow. */
+/* A macro's value as a string literal, for messages built at compile time. */
+#define STRINGIFY(x) STRINGIFY_(x)
+#define STRINGIFY_(x) #x
+
 #define DIV_ROUND_UP(n, d)                                              \
         __extension__({                                                 \
                 __typeof__(n) _n = (n);                                 \
