@@ -52,7 +52,11 @@ struct provider_event {
         const struct event_def *def;
         uint16_t name_len;      /* strlen(def->name), for each record's header */
         uint32_t status_index;
+        /* Its recorders: a record walks these, not every recorder of the
+         * broker (other users' streams cost its delivery nothing). */
+        struct recorder **recorders;
         unsigned n_recorders;
+        unsigned n_recorders_allocated;
 };
 
 struct recorder {
@@ -162,8 +166,8 @@ const struct provider_event *embedded_session_record_accept(struct provider_sess
                                                    size_t payload_len);
 /* Whether @s's events are recorded and every recorder of any of them waits
  * for its consumer (record_sink_waiting()): a record of @s read now would
- * be lost by all its recorders. Costs the session's events times the
- * recorders that have room. */
+ * be lost by all its recorders. Costs the recorders of the session's events,
+ * up to the first that has room. */
 bool embedded_session_recorders_full(const struct provider_session *s);
 /* Validates what embedded_session_record_accept() took (@payload: what follows the
  * write index, a copy of our own), read at @timestamp_ns (CLOCK_REALTIME),
@@ -208,6 +212,9 @@ int embedded_record_matching(struct provider *p, struct provider_event *const *e
  * event going away leaves every recording. */
 void embedded_recorders_follow(struct provider *p, struct provider_event *ev);
 void embedded_recorders_forget(struct provider *p, struct provider_event *ev);
+/* Frees @ev's list of recorders (it has none left: after
+ * embedded_recorders_forget()). */
+void embedded_event_recorders_free(struct provider_event *ev);
 /* Records recorded and lost over the provider's life. */
 void embedded_recording_counts(struct provider *p, uint64_t *ret_recorded, uint64_t *ret_lost);
 

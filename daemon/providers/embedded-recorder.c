@@ -32,6 +32,45 @@ void embedded_status_update(struct provider *p, struct provider_event *ev) {
         p->page[ev->status_index] = ev->n_recorders > 0 ? EVENT_STATUS_OTHER : 0;
 }
 
+/* Room in @ev's recorders for one more, so that adding it cannot fail
+ * later (recorder_open() reserves before it commits). */
+static int event_reserve_recorder(struct provider_event *ev) {
+        struct recorder **grown;
+        unsigned n;
+
+        if (ev->n_recorders < ev->n_recorders_allocated)
+                return 0;
+        n = ev->n_recorders_allocated ? ev->n_recorders_allocated * 2 : 2;
+        grown = reallocarray(ev->recorders, n, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        ev->recorders = grown;
+        ev->n_recorders_allocated = n;
+        return 0;
+}
+
+/* Counts @r as a recorder of @ev (room reserved). */
+static void event_add_recorder(struct provider_event *ev, struct recorder *r) {
+        assert(ev->n_recorders < ev->n_recorders_allocated);
+        ev->recorders[ev->n_recorders++] = r;
+}
+
+static void event_remove_recorder(struct provider_event *ev, struct recorder *r) {
+        for (unsigned i = 0; i < ev->n_recorders; i++)
+                if (ev->recorders[i] == r) {
+                        ev->recorders[i] = ev->recorders[--ev->n_recorders];
+                        return;
+                }
+        assert(!"a recorder of an event is in the event's list");
+}
+
+void embedded_event_recorders_free(struct provider_event *ev) {
+        assert(ev->n_recorders == 0);
+        free(ev->recorders);
+        ev->recorders = NULL;
+        ev->n_recorders_allocated = 0;
+}
+
 /* Recorders came or went: the provider's hook (embedded-ring.c sets it,
  * the rings' polling follows what is recorded). */
 static void recorders_changed(struct provider *p) {
@@ -74,7 +113,7 @@ static void recorder_free(struct recorder *r) {
         struct provider *p = r->provider;
 
         for (size_t i = 0; i < r->n_events; i++) {
-                r->events[i]->n_recorders--;
+                event_remove_recorder(r->events[i], r);
                 embedded_status_update(p, r->events[i]);
         }
         LIST_REMOVE(recorders, p->recorders, r);
@@ -146,12 +185,16 @@ static void recorder_releasep(struct recorder **r) {
 }
 
 /* Adds @ev to @r's events (once); counts @r as its recorder when
- * @count_recorder. */
+ * @count_recorder, else only makes room for it in @ev's recorders. */
 static int recorder_add_event(struct recorder *r, struct provider_event *ev, bool count_recorder) {
         uint32_t idx = ev->status_index;
+        int ret;
 
         if (recorder_wants(r, idx))
                 return 0;       /* named twice, or matched by two patterns */
+        ret = event_reserve_recorder(ev);
+        if (ret < 0)
+                return ret;
         if (r->n_events == r->n_allocated) {
                 size_t n = r->n_allocated ? r->n_allocated * 2 : 8;
                 struct provider_event **grown = reallocarray(r->events, n, sizeof(*grown));
@@ -164,7 +207,7 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
         r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
         r->events[r->n_events++] = ev;
         if (count_recorder)
-                ev->n_recorders++;
+                event_add_recorder(ev, r);
         return 0;
 }
 
@@ -191,18 +234,15 @@ void embedded_recorders_forget(struct provider *p, struct provider_event *ev) {
 
         assert(p);
         p->recorders_generation++;
-        LIST_FOREACH(recorders, r, p->recorders) {
-                if (ev->n_recorders == 0)
-                        break;  /* the rest cannot hold it */
-                if (!recorder_wants(r, idx))
-                        continue;
+        while (ev->n_recorders > 0) {
+                struct recorder *r = ev->recorders[--ev->n_recorders];
+
                 for (size_t i = 0; i < r->n_events; i++)
                         if (r->events[i] == ev) {
                                 r->events[i] = r->events[--r->n_events];
                                 break;
                         }
                 r->wanted[idx / 8] &= (uint8_t) ~(1u << (idx % 8));
-                ev->n_recorders--;
         }
 }
 
@@ -253,7 +293,7 @@ static int recorder_open(struct provider *p, struct provider_event *const *event
         record_sink_on_drained(r->sink, recorder_drained);
 
         for (size_t i = 0; i < r->n_events; i++) {
-                r->events[i]->n_recorders++;
+                event_add_recorder(r->events[i], r);    /* room reserved by recorder_add_event() */
                 embedded_status_update(p, r->events[i]);
         }
         LIST_PREPEND(recorders, p->recorders, r);

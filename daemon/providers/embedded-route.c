@@ -50,14 +50,13 @@ bool embedded_session_recorders_full(const struct provider_session *s) {
         for (size_t i = 0; i < t->n; i++) {
                 const struct provider_event *ev = t->entries[i].provider_event;
 
-                if (!t->entries[i].active || !ev || ev->n_recorders == 0)
+                if (!t->entries[i].active || !ev)
                         continue;
-                LIST_FOREACH(recorders, r, s->provider->recorders)
-                        if (recorder_wants(r, ev->status_index)) {
-                                if (!embedded_recorder_waiting(r))
-                                        return false;
-                                recorded = true;
-                        }
+                for (unsigned j = 0; j < ev->n_recorders; j++) {
+                        if (!embedded_recorder_waiting(ev->recorders[j]))
+                                return false;
+                        recorded = true;
+                }
         }
         return recorded;
 }
@@ -65,10 +64,11 @@ bool embedded_session_recorders_full(const struct provider_session *s) {
 bool embedded_session_record_deliver(struct provider_session *s, const struct provider_event *ev, uint32_t write_index,
                             const uint8_t *payload, size_t payload_len, uint64_t timestamp_ns, uint32_t tid,
                             uint64_t write_monotonic_ns) {
-        struct provider *p = ASSERT_PTR(s)->provider;
         struct ueb_record_header h;
-        bool sent = false, all_waiting = true;
+        bool all_waiting = true;
         int r;
+
+        assert(s);
 
         r = event_def_validate_payload(ev->def, payload, payload_len);
         if (r < 0) {
@@ -92,13 +92,10 @@ bool embedded_session_record_deliver(struct provider_session *s, const struct pr
         };
         /* Packing never frees a recorder (a gone consumer is freed on
          * EPOLLHUP), so the list stays intact while we walk it. */
-        LIST_FOREACH(recorders, rec, p->recorders)
-                if (recorder_wants(rec, ev->status_index)) {
-                        sent = true;
-                        all_waiting = embedded_recorder_add(rec, &h, ev->def->name, ev->name_len, payload,
-                                                            payload_len) && all_waiting;
-                }
-        return sent && all_waiting;
+        for (unsigned i = 0; i < ev->n_recorders; i++)
+                all_waiting = embedded_recorder_add(ev->recorders[i], &h, ev->def->name, ev->name_len, payload,
+                                                    payload_len) && all_waiting;
+        return all_waiting;
 }
 
 

@@ -157,6 +157,7 @@ static void embedded_event_remove(struct provider *p, struct provider_event *ev)
         /* The broker removes only events nobody records (status byte 0),
          * except when undoing an event_add that a pattern matched. */
         embedded_recorders_forget(p, ev);
+        embedded_event_recorders_free(ev);
         p->page[ev->status_index] = 0;
         free(ev);
 }

@@ -12,7 +12,6 @@ messages via `uebctl format`), UEBROKER_XML (the committed introspection
 file).
 """
 
-import errno
 import mmap
 import os
 import select
@@ -892,6 +891,43 @@ class Contract(unittest.TestCase):
             sock.close()
         self.assertTrue(wait_for(lambda: self.status_byte(status_fd, si_late) == 0), 'status bit 7 did not clear')
         self.assertEqual(self.status_byte(status_fd, si_early), 0)
+
+    def test_recordings_overlapping(self):
+        # Each event's records go to its own recorders only, however the
+        # recordings overlap, as they come and go: A records two events, B
+        # one of them, C both and later ones by pattern.
+        data, status_fd, si_one, wi_one = self.register('ov_one u32 a')
+        _, _, si_two, wi_two = self.register('ov_two u32 a')
+        a = socket.socket(fileno=take(self.broker.Record(['ov_one', 'ov_two'])))
+        b = socket.socket(fileno=take(self.broker.Record(['ov_two'])))
+        c = socket.socket(fileno=take(self.broker.RecordMatching(['ov_*'])))
+
+        def write_and_read(values, expect):
+            for wi, value in values:
+                os.write(data, struct.pack('=II', wi, value))
+            for sock, want in expect:
+                got = self.read_records(sock, len(want))
+                self.assertEqual([(r[0], struct.unpack('=I', r[6])[0]) for r in got], want)
+                self.assertEqual(self.read_records(sock, 1, timeout=0.2), [])
+
+        try:
+            write_and_read(((wi_one, 1), (wi_two, 2)),
+                           ((a, [('ov_one', 1), ('ov_two', 2)]), (b, [('ov_two', 2)]),
+                            (c, [('ov_one', 1), ('ov_two', 2)])))
+            a.close()
+            _, _, si_three, wi_three = self.register('ov_three u32 a')
+            self.assertEqual(self.status_byte(status_fd, si_three), EVENT_STATUS_OTHER)
+            write_and_read(((wi_one, 3), (wi_two, 4), (wi_three, 5)),
+                           ((b, [('ov_two', 4)]), (c, [('ov_one', 3), ('ov_two', 4), ('ov_three', 5)])))
+            c.close()
+            self.assertTrue(wait_for(lambda: self.status_byte(status_fd, si_one) == 0), 'ov_one still recorded')
+            self.assertEqual(self.status_byte(status_fd, si_three), 0)
+            self.assertEqual(self.status_byte(status_fd, si_two), EVENT_STATUS_OTHER)
+            write_and_read(((wi_one, 6), (wi_two, 7)), ((b, [('ov_two', 7)]),))
+        finally:
+            for sock in (a, b, c):
+                sock.close()
+        self.assertTrue(wait_for(lambda: self.status_byte(status_fd, si_two) == 0), 'ov_two still recorded')
 
     def test_record_matching_errors(self):
         for patterns, part in ((dbus.Array([], signature='s'), 'no patterns given'),
