@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "embedded-internal.h"
 #include "event-pattern.h"
@@ -35,18 +36,7 @@ void embedded_status_update(struct provider *p, struct provider_event *ev) {
 /* Room in @ev's recorders for one more, so that adding it cannot fail
  * later (recorder_open() reserves before it commits). */
 static int event_reserve_recorder(struct provider_event *ev) {
-        struct recorder **grown;
-        unsigned n;
-
-        if (ev->n_recorders < ev->n_recorders_allocated)
-                return 0;
-        n = ev->n_recorders_allocated ? ev->n_recorders_allocated * 2 : 2;
-        grown = reallocarray(ev->recorders, n, sizeof(*grown));
-        if (!grown)
-                return -ENOMEM;
-        ev->recorders = grown;
-        ev->n_recorders_allocated = n;
-        return 0;
+        return ARRAY_RESERVE(ev->recorders, ev->n_recorders_allocated, ev->n_recorders + 1u);
 }
 
 /* Counts @r as a recorder of @ev (room reserved). */
@@ -195,15 +185,9 @@ static int recorder_add_event(struct recorder *r, struct provider_event *ev, boo
         ret = event_reserve_recorder(ev);
         if (ret < 0)
                 return ret;
-        if (r->n_events == r->n_allocated) {
-                size_t n = r->n_allocated ? r->n_allocated * 2 : 8;
-                struct provider_event **grown = reallocarray(r->events, n, sizeof(*grown));
-
-                if (!grown)
-                        return -ENOMEM;
-                r->events = grown;
-                r->n_allocated = n;
-        }
+        ret = ARRAY_RESERVE(r->events, r->n_allocated, r->n_events + 1);
+        if (ret < 0)
+                return ret;
         r->wanted[idx / 8] |= (uint8_t) (1u << (idx % 8));
         r->events[r->n_events++] = ev;
         if (count_recorder)

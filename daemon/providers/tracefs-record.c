@@ -13,6 +13,7 @@
 #include <tracefs/tracefs.h>
 #include <traceevent/kbuffer.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "event-pattern.h"
 #include "fd-util.h"
@@ -345,16 +346,7 @@ static int event_enable(struct tracefs_recorder *r, struct recorded_event *ev) {
 }
 
 static int events_reserve(struct tracefs_recorder *r, size_t n) {
-        struct recorded_event *grown;
-
-        if (n <= r->n_allocated)
-                return 0;
-        grown = reallocarray(r->events, n, sizeof(*grown));
-        if (!grown)
-                return -ENOMEM;
-        r->events = grown;
-        r->n_allocated = n;
-        return 0;
+        return ARRAY_RESERVE(r->events, r->n_allocated, n);
 }
 
 /* Takes event @i out: disabled in the instance, our enabler removed. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 
-#include "write-indexes.h"
+#include "array.h"
 #include "macro.h"
+#include "write-indexes.h"
 
 int write_indexes_find(const struct write_indexes *t, const struct broker_event *ev) {
         assert(t);
@@ -13,23 +14,12 @@ int write_indexes_find(const struct write_indexes *t, const struct broker_event 
 }
 
 int write_indexes_reserve(struct write_indexes *t) {
-        struct write_index *grown;
-        size_t n;
-
         assert(t);
         if (t->n >= WRITE_INDEXES_MAX)
                 return -ENOSPC;
-        if (t->n < t->n_allocated)
-                return 0;
-        n = t->n_allocated ? t->n_allocated * 2 : 8;
-        if (n > WRITE_INDEXES_MAX)
-                n = WRITE_INDEXES_MAX;
-        grown = reallocarray(t->entries, n, sizeof(*grown));
-        if (!grown)
-                return -ENOMEM;
-        t->entries = grown;
-        t->n_allocated = n;
-        return 0;
+        /* Doubling from 8 reaches WRITE_INDEXES_MAX (a power of two) and
+         * never passes it. */
+        return ARRAY_RESERVE(t->entries, t->n_allocated, t->n + 1);
 }
 
 uint32_t write_indexes_append(struct write_indexes *t, struct broker_event *ev, struct provider_event *pev) {
