@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 
 enum ueb_bus uebctl_bus_kind = UEB_BUS_DEFAULT;
@@ -87,16 +88,9 @@ int uebctl_list_events(sd_bus *bus, struct uebctl_event_info **ret, size_t *ret_
                         goto bad_reply;
                 if (r == 0)
                         break;
-                if (n == allocated) {
-                        struct uebctl_event_info *grown;
-
-                        allocated = allocated ? allocated * 2 : 16;
-                        grown = reallocarray(events, allocated, sizeof(*events));
-                        if (!grown) {
-                                r = -ENOMEM;
-                                goto bad_reply;
-                        }
-                        events = grown;
+                if (ARRAY_RESERVE(events, allocated, n + 1) < 0) {
+                        r = -ENOMEM;
+                        goto bad_reply;
                 }
                 events[n] = (struct uebctl_event_info) {
                         .name = strdup(name),

@@ -7,6 +7,7 @@
  * it (bt_graph_run_once() until our iterator has nothing), so nothing piles
  * up here. */
 #include "uebctl-ctf.h"
+#include "array.h"
 #include "time-util.h"
 
 #include <babeltrace2/babeltrace.h>
@@ -144,15 +145,8 @@ static bt_event_class *event_class_for(struct ctf_writer *w, const char *name, s
         for (size_t i = 0; i < w->n_classes; i++)
                 if (strlen(w->classes[i].name) == name_len && memcmp(w->classes[i].name, name, name_len) == 0)
                         return w->classes[i].event_class;
-        if (w->n_classes == w->allocated_classes) {
-                size_t n = w->allocated_classes ? w->allocated_classes * 2 : 8;
-                struct ctf_event_class *grown = reallocarray(w->classes, n, sizeof(*grown));
-
-                if (!grown)
-                        return NULL;
-                w->classes = grown;
-                w->allocated_classes = n;
-        }
+        if (ARRAY_RESERVE(w->classes, w->allocated_classes, w->n_classes + 1) < 0)
+                return NULL;
         c = &w->classes[w->n_classes];
         c->name = strndup(name, name_len);
         if (!c->name)

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "event-decode.h"
 #include "event-def.h"
@@ -78,16 +79,9 @@ static struct known_event *known_find(struct known_events *k, const char *name, 
 
 /* Adds @name (of @name_len bytes) with @def (taken, may be NULL). */
 static int known_add(struct known_events *k, const char *name, size_t name_len, struct event_def *def) {
-        if (k->n == k->allocated) {
-                size_t n = k->allocated ? k->allocated * 2 : 16;
-                struct known_event *grown = reallocarray(k->events, n, sizeof(*grown));
-
-                if (!grown) {
-                        event_def_free(def);
-                        return -ENOMEM;
-                }
-                k->events = grown;
-                k->allocated = n;
+        if (ARRAY_RESERVE(k->events, k->allocated, k->n + 1) < 0) {
+                event_def_free(def);
+                return -ENOMEM;
         }
         k->events[k->n].name = strndup(name, name_len);
         if (!k->events[k->n].name) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <traceevent/kbuffer.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "fd-util.h"
 #include "tracedat-page.h"
@@ -263,15 +264,8 @@ static uint32_t event_id(struct tracedat_writer *w, const struct event_def *def)
                 }
         if (w->n_events >= TRACEDAT_EVENT_ID_MAX)
                 return 0;
-        if (w->n_events == w->allocated_events) {
-                size_t n = w->allocated_events ? w->allocated_events * 2 : 8;
-                struct tracedat_event *grown = reallocarray(w->events, n, sizeof(*grown));
-
-                if (!grown)
-                        return 0;
-                w->events = grown;
-                w->allocated_events = n;
-        }
+        if (ARRAY_RESERVE(w->events, w->allocated_events, w->n_events + 1) < 0)
+                return 0;
         ev = &w->events[w->n_events];
         *ev = (struct tracedat_event) { .last_def = def };
         ev->format = tracedat_format_text(def, (uint32_t) w->n_events + 1);
@@ -298,15 +292,8 @@ static int spool_put(struct tracedat_writer *w, const void *data, size_t len) {
  * one, follows through spool_append_payload(). A record without payload
  * (a loss) never passes a payload pointer, so none can be NULL. */
 static int spool_append(struct tracedat_writer *w, const struct spooled *s) {
-        if (w->n_index == w->allocated_index) {
-                size_t n = w->allocated_index ? w->allocated_index * 2 : 1024;
-                struct spool_index *grown = reallocarray(w->index, n, sizeof(*grown));
-
-                if (!grown)
-                        return -ENOMEM;
-                w->index = grown;
-                w->allocated_index = n;
-        }
+        if (ARRAY_RESERVE(w->index, w->allocated_index, w->n_index + 1) < 0)
+                return -ENOMEM;
         w->index[w->n_index++] = (struct spool_index) { .ts = s->ts, .offset = w->spool_size };
         return spool_put(w, s, sizeof(*s));
 }
@@ -340,15 +327,8 @@ static void comm_note(struct tracedat_writer *w, uint32_t pid) {
         if (pid == 0 || (w->n_comms > 0 && bsearch(&key, w->comms, w->n_comms, sizeof(key), compare_comm)) ||
             w->n_comms >= TRACEDAT_COMMS_MAX)
                 return;
-        if (w->n_comms == w->allocated_comms) {
-                size_t grow = w->allocated_comms ? w->allocated_comms * 2 : 64;
-                struct comm *grown = reallocarray(w->comms, grow, sizeof(*grown));
-
-                if (!grown)
-                        return;         /* unnamed: the file is still right */
-                w->comms = grown;
-                w->allocated_comms = grow;
-        }
+        if (ARRAY_RESERVE(w->comms, w->allocated_comms, w->n_comms + 1) < 0)
+                return;         /* unnamed: the file is still right */
         snprintf(path, sizeof(path), "/proc/%" PRIu32 "/comm", pid);
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         n = fd < 0 ? -1 : read(fd, key.name, sizeof(key.name) - 1);
@@ -551,15 +531,8 @@ int tracedat_writer_add_kernel_page(struct tracedat_writer *w, const struct ueb_
                 if (!w->scratch || !w->kbuf)
                         return -ENOMEM;
         }
-        if (w->n_pages == w->allocated_pages) {
-                size_t grow = w->allocated_pages ? w->allocated_pages * 2 : 256;
-                struct kernel_page *grown = reallocarray(w->pages, grow, sizeof(*grown));
-
-                if (!grown)
-                        return -ENOMEM;
-                w->pages = grown;
-                w->allocated_pages = grow;
-        }
+        if (ARRAY_RESERVE(w->pages, w->allocated_pages, w->n_pages + 1) < 0)
+                return -ENOMEM;
         memcpy(w->scratch, page, len);
         n = kernel_page_events(w, len);
         if (n < 0) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "array.h"
 #include "cleanup.h"
 
 uint64_t eventheader_read_uint(const uint8_t *p, size_t size, bool big_endian) {
@@ -280,15 +281,8 @@ static int parse_defs(const struct eventheader_event *ev, struct field_def **ret
                         break;
                 }
 
-                if (n == allocated) {
-                        size_t grown_n = allocated ? allocated * 2 : 16;
-                        struct field_def *grown = reallocarray(defs, grown_n, sizeof(*grown));
-
-                        if (!grown)
-                                return -ENOMEM;
-                        defs = grown;
-                        allocated = grown_n;
-                }
+                if (ARRAY_RESERVE(defs, allocated, n + 1) < 0)
+                        return -ENOMEM;
                 defs[n++] = d;
         }
         *ret = TAKE_PTR(defs);
