@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libuebroker: the public calls (see include/uebroker.h). */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -347,12 +348,40 @@ static void drops_report(struct ueb_client *c) {
                 __atomic_fetch_add(&c->unreported_drops, count, __ATOMIC_RELAXED);
 }
 
-/* Writes @v[1..@count) as one record of @e; @v[0] is where the write index
- * goes. Counts the result in @e's statistics. */
-static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
-        struct ueb_client *c = e->client;
-        uint32_t write_index;
+/* The most iovecs a record is gathered from: ueb_write()'s, or a typed
+ * write's fixed part and each dynamic field with its NUL. */
+#define RECORD_IOV_MAX                                                          \
+        (UEB_WRITE_IOV_MAX > 1 + 2 * EVENT_DYNAMIC_FIELDS_MAX ? UEB_WRITE_IOV_MAX     \
+                                                              : 1 + 2 * EVENT_DYNAMIC_FIELDS_MAX)
+
+/* One record on the data file, its write index first: 0 or an errno.
+ * Under the swap lock. Out of event_send(): only here are the caller's
+ * iovecs copied (behind the write index), which the ring path never
+ * needs. */
+static int data_file_send(struct ueb_client *c, uint32_t write_index, const struct iovec *iov, int iovcnt) {
+        struct iovec v[1 + RECORD_IOV_MAX];
         ssize_t n;
+
+        assert(iovcnt >= 0 && iovcnt <= (int) RECORD_IOV_MAX);
+        v[0] = (struct iovec) { &write_index, sizeof(write_index) };
+        if (iovcnt > 0)
+                memcpy(v + 1, iov, (size_t) iovcnt * sizeof(*iov));
+        if (c->data_is_socket) {
+                struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t) iovcnt + 1 };
+
+                if (__atomic_load_n(&c->unreported_drops, __ATOMIC_RELAXED) != 0)
+                        drops_report(c);
+                /* MSG_NOSIGNAL: a dead broker is EPIPE, not SIGPIPE. */
+                n = sendmsg(c->data_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else
+                n = writev(c->data_fd, v, iovcnt + 1);
+        return n < 0 ? errno : 0;
+}
+
+/* Writes @iov (@iovcnt of them, at most RECORD_IOV_MAX) as one record of
+ * @e. Counts the result in @e's statistics. */
+static int event_send(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
+        struct ueb_client *c = e->client;
         int error;
 
         /* Never wait: a held write lock means a swap is under way. */
@@ -366,9 +395,8 @@ static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
                 return -ENOTCONN;
         }
 
-        write_index = e->write_index;
         if (c->ring.header) {
-                int r = ueb_ring_write(c, write_index, v + 1, (int) count - 1);
+                int r = ueb_ring_write(c, e->write_index, iov, iovcnt);
 
                 if (r != -EMSGSIZE) {
                         pthread_rwlock_unlock(&c->swap_lock);
@@ -377,18 +405,7 @@ static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
                 }
                 /* Too large for the ring: the socket takes it. */
         }
-        v[0] = (struct iovec) { &write_index, sizeof(write_index) };
-
-        if (c->data_is_socket) {
-                struct msghdr mh = { .msg_iov = v, .msg_iovlen = count };
-
-                if (__atomic_load_n(&c->unreported_drops, __ATOMIC_RELAXED) != 0)
-                        drops_report(c);
-                /* MSG_NOSIGNAL: a dead broker is EPIPE, not SIGPIPE. */
-                n = sendmsg(c->data_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-        } else
-                n = writev(c->data_fd, v, (int) count);
-        error = n < 0 ? errno : 0;
+        error = data_file_send(c, e->write_index, iov, iovcnt);
         if (error_is_drop(error) && c->data_is_socket)
                 __atomic_fetch_add(&c->unreported_drops, 1, __ATOMIC_RELAXED);
         pthread_rwlock_unlock(&c->swap_lock);
@@ -413,15 +430,11 @@ static int event_send(struct ueb_event *e, struct iovec *v, size_t count) {
 }
 
 UEB_EXPORT int ueb_write(struct ueb_event *e, const struct iovec *iov, int iovcnt) {
-        struct iovec v[UEB_WRITE_IOV_MAX + 1];
-
         if (iovcnt < 0 || iovcnt > UEB_WRITE_IOV_MAX || (iovcnt > 0 && !iov)) {
                 ueb_counter_add(&e->failed);
                 return -EINVAL;
         }
-        if (iovcnt > 0)
-                memcpy(v + 1, iov, (size_t) iovcnt * sizeof(*iov));
-        return event_send(e, v, (size_t) iovcnt + 1);
+        return event_send(e, iov, iovcnt);
 }
 
 /* The fixed part of a typed write: on the stack when it fits, which is the
@@ -451,10 +464,10 @@ static void fixed_buffer_done(struct fixed_buffer *b) {
 UEB_EXPORT int ueb_write_values(struct ueb_event *e, const struct ueb_value *values, size_t n) {
         static const uint8_t nul = 0;
         struct event_encode_span spans[EVENT_DYNAMIC_FIELDS_MAX];
-        /* Write index, fixed part, and each span with its NUL. */
-        struct iovec v[2 + 2 * EVENT_DYNAMIC_FIELDS_MAX];
+        /* The fixed part, and each span with its NUL. */
+        struct iovec v[1 + 2 * EVENT_DYNAMIC_FIELDS_MAX];
         _cleanup_(fixed_buffer_done) struct fixed_buffer fixed;
-        size_t n_spans, len, count = 1;
+        size_t n_spans, len, count = 0;
         int r;
 
         r = fixed_buffer_init(&fixed, e->def->min_size);
@@ -478,7 +491,7 @@ UEB_EXPORT int ueb_write_values(struct ueb_event *e, const struct ueb_value *val
                 if (spans[i].nul)
                         v[count++] = (struct iovec) { (void *) &nul, 1 };
         }
-        return event_send(e, v, count);
+        return event_send(e, v, (int) count);
 }
 
 UEB_EXPORT int ueb_check_values(const struct ueb_event *e, const struct ueb_value *values, size_t n, char *message,

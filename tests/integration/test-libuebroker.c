@@ -122,6 +122,23 @@ static int write_tick(struct ueb_event *e, uint32_t count, const char *msg) {
         return ueb_write(e, iov, 3);
 }
 
+/* write_tick() gathered from UEB_WRITE_IOV_MAX iovecs: the two words a
+ * byte each, the message a byte each, the rest empty. */
+static int write_tick_scattered(struct ueb_event *e, uint32_t count, const char *msg) {
+        uint32_t len = (uint32_t) strlen(msg) + 1, loc = len << 16 | (8 + 8);
+        struct iovec iov[UEB_WRITE_IOV_MAX] = {};
+        int n = 0;
+
+        REQUIRE(8 + len <= UEB_WRITE_IOV_MAX, "message short enough to scatter");
+        for (int i = 0; i < 4; i++)
+                iov[n++] = (struct iovec) { (uint8_t *) &count + i, 1 };
+        for (int i = 0; i < 4; i++)
+                iov[n++] = (struct iovec) { (uint8_t *) &loc + i, 1 };
+        for (uint32_t i = 0; i < len; i++)
+                iov[n++] = (struct iovec) { (void *) (msg + i), 1 };
+        return ueb_write(e, iov, UEB_WRITE_IOV_MAX);
+}
+
 /* The record stream being read: a message holds several records, and what
  * record_read() has not returned yet waits here. One stream at a time. */
 static uint8_t record_buf[UEB_RECORD_MESSAGE_MAX];
@@ -388,6 +405,30 @@ int main(void) {
         CHECK(text && strcmp(text, "lt_tick: count=8 msg=second") == 0, "next record '%s' (short one dropped)",
               text ?: "(nothing)");
         free(text);
+        /* The most iovecs a write takes, through the ring and through the
+         * data socket (a client without a ring). */
+        CHECK(write_tick_scattered(tick, 9, "scattered") == 0, "write of UEB_WRITE_IOV_MAX iovecs, ring");
+        text = record_read(rec, def);
+        CHECK(text && strcmp(text, "lt_tick: count=9 msg=scattered") == 0, "scattered through the ring '%s'",
+              text ?: "(nothing)");
+        free(text);
+        {
+                struct ueb_client *socket_only = NULL;
+                struct ueb_event *tick_socket = NULL;
+
+                setenv("UEBROKER_RING_KIB", "0", 1);
+                r = ueb_open(&socket_only);
+                unsetenv("UEBROKER_RING_KIB");
+                REQUIRE(r == 1 && ueb_register(socket_only, TICK, &tick_socket) == 1, "a client without a ring");
+                CHECK(write_tick_scattered(tick_socket, 10, "scattered") == 0,
+                      "write of UEB_WRITE_IOV_MAX iovecs, data socket");
+                text = record_read(rec, def);
+                CHECK(text && strcmp(text, "lt_tick: count=10 msg=scattered") == 0,
+                      "scattered through the data socket '%s'", text ?: "(nothing)");
+                CHECK(record_last.tid == 0, "no ring: no writer tid");
+                free(text);
+                ueb_close(socket_only);
+        }
         record_close(rec);
         CHECK(WAIT_FOR(!ueb_enabled(tick), 3000), "disabled again when the consumer leaves");
 
