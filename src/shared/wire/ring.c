@@ -58,6 +58,10 @@ int ring_write(struct ring_writer *w, uint32_t write_index, uint32_t tid, uint64
         memcpy(p + sizeof(rec.word), (const uint8_t *) &rec + sizeof(rec.word), sizeof(rec) - sizeof(rec.word));
         p += sizeof(rec);
         for (int i = 0; i < iovcnt; i++) {
+                /* writev() takes an empty iovec without a base; memcpy()
+                 * may not be given one. */
+                if (iov[i].iov_len == 0)
+                        continue;
                 memcpy(p, iov[i].iov_base, iov[i].iov_len);
                 p += iov[i].iov_len;
         }
