@@ -356,6 +356,17 @@ RING_TAIL, RING_HEAD = 64, 128                  # offsets in struct ring_header 
 DATA_RING_DOORBELL_INDEX = 0xFFFFFFFE
 
 
+def record_size(payload_len):
+    """A ring record's length: its 24-byte header and payload, to 8 bytes."""
+    return (24 + payload_len + 7) & ~7
+
+
+def record_fields(write_index, tid, payload_len, write_ns):
+    """A record's header after its length word (struct ring_record, ring.h)."""
+    import struct
+    return struct.pack('=IIIQ', int(write_index), tid, payload_len, write_ns)
+
+
 class HandRing:
     """A ring written by hand, not by libuebroker's ring_write(): what is
     put in it is whatever the caller likes."""
@@ -382,9 +393,9 @@ class HandRing:
         """Commits a record of PAYLOAD_LEN bytes at the tail, whatever its
         payload holds (put() writes it first); not yet published."""
         import struct
-        need = (24 + payload_len + 7) & ~7
+        need = record_size(payload_len)
         pos = RING_HEADER_SIZE + self.tail % self.size
-        self.ring[pos + 4:pos + 24] = struct.pack('=IIIQ', int(self.write_index), tid, payload_len, write_ns)
+        self.ring[pos + 4:pos + 24] = record_fields(self.write_index, tid, payload_len, write_ns)
         self.ring[pos:pos + 4] = struct.pack('=I', need | RING_COMMITTED)
         self.tail += need
 
@@ -425,9 +436,10 @@ class HandRing:
         """A whole lap of records of a real u32 (LAP), at once; the ring
         must be empty (head at tail, at a lap's start). Returns how many."""
         import struct
-        need = (24 + 4 + 7) & ~7
+        need = record_size(4)
         per_lap = self.size // need
-        record = struct.pack('=IIIIQI', need | RING_COMMITTED, int(self.write_index), 4242, 4, 1, lap)
+        record = (struct.pack('=I', need | RING_COMMITTED) + record_fields(self.write_index, 4242, 4, 1) +
+                  struct.pack('=I', lap))
         self.ring[RING_HEADER_SIZE:RING_HEADER_SIZE + per_lap * need] = record.ljust(need, b'\0') * per_lap
         self.tail += per_lap * need
         self.end_lap()

@@ -24,11 +24,11 @@
                 sizeof(x) / sizeof((x)[0]),                             \
                 (void) 0))
 
-/* @n divided by @d, rounded up; unsigned, @n evaluated once, no overflow. */
 /* A macro's value as a string literal, for messages built at compile time. */
 #define STRINGIFY(x) STRINGIFY_(x)
 #define STRINGIFY_(x) #x
 
+/* @n divided by @d, rounded up; unsigned, @n evaluated once, no overflow. */
 #define DIV_ROUND_UP(n, d)                                              \
         __extension__({                                                 \
                 __typeof__(n) _n = (n);                                 \
