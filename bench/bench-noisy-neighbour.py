@@ -31,7 +31,9 @@ own mount namespace, test-hostile.py's CROWD): unread Registers (4 connections x
 agent never answers (8 connections), 1 MiB rings (9), the same written
 flat out, record streams (5).
 With --bus dbus-broker the bus is dbus-broker serving the same
-configuration (test-hostile.py's start_bus()).
+configuration (test-hostile.py's start_bus()). For each row, the CPU the
+broker, the bus and the attackers' processes used while it was measured
+(schedstat, % of one CPU): which of them a slow call waited behind.
 
 The setting is the hostile test's: a private dbus-daemon configured like a
 stock system bus (stock limits, default deny, root may read Debug.Stats as
@@ -69,6 +71,33 @@ def load_harness(source_root):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def process_tree_cpu_ns(pids):
+    """CPU time (every thread, /proc/PID/task/*/schedstat) of @pids and
+    their descendants alive now, in ns: what they have used so far."""
+    children = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                # The field after the parenthesized comm: state, then ppid.
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, list(pids)
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            for task in os.listdir(f'/proc/{pid}/task'):
+                with open(f'/proc/{pid}/task/{task}/schedstat') as f:
+                    total += int(f.read().split()[0])
+        except (OSError, ValueError):
+            continue        # it ended meanwhile
+    return total
 
 
 def percentile(values, p):
@@ -129,9 +158,13 @@ def victim_registers(samples):
     return max(samples // 8, 1)
 
 
-def measure(h, recorder, samples, tag):
-    """GetStatus and Register latencies while the writer writes."""
+def measure(h, recorder, samples, tag, parties):
+    """GetStatus and Register latencies while the writer writes, and the
+    CPU each of @parties (name: pids, descendants included) used
+    meanwhile, in % of one CPU (the machine has os.cpu_count())."""
     before = recorder.counts()
+    cpu0 = {name: process_tree_cpu_ns(pids) for name, pids in parties.items()}
+    wall0 = time.monotonic()
     print(f'bench-noisy-neighbour: {tag}', file=sys.stderr, flush=True)
     writer = subprocess.Popen(h.as_user(h.USERS[7], 'steady-writer', 'bench_steady_0', WRITER_RATE, WRITER_SECONDS),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -145,6 +178,8 @@ def measure(h, recorder, samples, tag):
             break
     out = h.run_as(h.VICTIM, 'victim', victim_registers(samples), VICTIM_PREFIX, timeout=600)
     register = [s * 1000 for s in out['seconds']]
+    wall = time.monotonic() - wall0
+    cpu = {name: (process_tree_cpu_ns(pids) - cpu0[name]) / 1e7 / wall for name, pids in parties.items()}
     out_writer, err_writer = writer.communicate(timeout=120)
     try:
         written = json.loads(out_writer)
@@ -164,6 +199,7 @@ def measure(h, recorder, samples, tag):
         'dropped': written['dropped'],
         'received': after[0] - before[0],
         'lost': after[1] - before[1],
+        'cpu': cpu,
     }
 
 
@@ -215,7 +251,10 @@ def main():
         recorder = RootRecorder(h, 'bench_steady_0')
 
         h.run_as(h.VICTIM, 'victim', victim_registers(args.samples), VICTIM_PREFIX, timeout=600)
-        results = {'none': measure(h, recorder, args.samples, 'none')}
+        def parties(attackers):
+            return {'broker': [broker.proc.pid], 'bus': [bus.pid], 'attackers': [a.proc.pid for a in attackers]}
+
+        results = {'none': measure(h, recorder, args.samples, 'none', parties([]))}
         # (attack, hostile-client command, whether it reports before the
         # attack holds (True) or when it is over (False))
         attacks = [
@@ -239,7 +278,7 @@ def main():
                     time.sleep(2)
                 else:
                     time.sleep(0.5)
-                results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
+                results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'), parties([attack]))
                 if not holds:
                     reports[tag] = attack.result(timeout=600)
                 elif command[0] == 'rings-write':
@@ -269,7 +308,7 @@ def main():
             try:
                 reports[tag] = [a.result() for a in attacks_now][:1]
                 time.sleep(2)
-                results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'))
+                results[tag] = measure(h, recorder, args.samples, tag.replace(' ', '_'), parties(attacks_now))
                 if command(0)[0] == 'rings-write':
                     reports[tag].append([a.finish() for a in attacks_now])
             finally:
@@ -289,6 +328,12 @@ def main():
                   f'{percentile(r["register"], 99) / percentile(base["register"], 99):8.2f} | '
                   f'{r["sent"]:11d} {r["dropped"]:6d} {r["received"]:8d} {r["lost"]:5d}'
                   + (f'  (Registers refused: {r["refused"]})' if r['refused'] else ''))
+        print()
+        print(f'CPU used while each row was measured, % of one CPU ({os.cpu_count()} CPUs): the broker, the bus, '
+              'and the attackers\' own processes (the bystanders, root\'s reader and this script are the rest)')
+        print(f'{"attack":<20} {"broker":>8} {"bus":>8} {"attackers":>10}')
+        for tag, r in results.items():
+            print(f'{tag:<20} {r["cpu"]["broker"]:8.1f} {r["cpu"]["bus"]:8.1f} {r["cpu"]["attackers"]:10.1f}')
         print()
         print('what each attacker got:')
         for tag, report in reports.items():
