@@ -110,6 +110,7 @@ struct tracedat_writer {
         char *kernel_header_event;
         struct kernel_format *formats;
         size_t n_formats;
+        size_t allocated_formats;
         struct kernel_page *pages;
         size_t n_pages;
         size_t allocated_pages;
@@ -446,7 +447,6 @@ static int format_id(const char *text) {
 int tracedat_writer_add_kernel_file(struct tracedat_writer *w, uint16_t flags, const char *name, size_t name_len,
                                     const char *text, size_t text_len) {
         _cleanup_free_ char *copy = NULL, *key = NULL;
-        struct kernel_format *grown;
         char **slot = NULL;
 
         if (!kernel_mode(w)) {
@@ -481,10 +481,8 @@ int tracedat_writer_add_kernel_file(struct tracedat_writer *w, uint16_t flags, c
                 }
         if (w->n_formats >= TRACEDAT_EVENT_ID_MAX)
                 return 0;
-        grown = reallocarray(w->formats, w->n_formats + 1, sizeof(*grown));
-        if (!grown)
+        if (ARRAY_RESERVE(w->formats, w->allocated_formats, w->n_formats + 1) < 0)
                 return -ENOMEM;
-        w->formats = grown;
         w->formats[w->n_formats++] = (struct kernel_format) { .name = TAKE_PTR(key), .text = TAKE_PTR(copy) };
         return 0;
 }

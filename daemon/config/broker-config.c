@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "broker-config.h"
 #include "cleanup.h"
 #include "dropin-order.h"
@@ -140,8 +141,8 @@ struct parser {
         const char *path;       /* of the file being read */
         unsigned line;
         struct broker_config *config;
-        char **warnings;
-        size_t n_warnings;
+        char **warnings;                /* NULL-terminated */
+        size_t n_warnings, allocated_warnings;
         size_t n_suppressed;
         char *error;
 };
@@ -182,18 +183,16 @@ static int fail(struct parser *p, int error, struct strbuf *text) {
 }
 
 static int push_warning(struct parser *p, char *text) {
-        char *w, **grown;
+        char *w;
 
         w = located(p, text);
         free(text);
         if (!w)
                 return -ENOMEM;
-        grown = realloc(p->warnings, (p->n_warnings + 2) * sizeof(char *));
-        if (!grown) {
+        if (ARRAY_RESERVE(p->warnings, p->allocated_warnings, p->n_warnings + 2) < 0) {
                 free(w);
                 return -ENOMEM;
         }
-        p->warnings = grown;
         p->warnings[p->n_warnings++] = w;
         p->warnings[p->n_warnings] = NULL;
         return 0;
@@ -616,7 +615,7 @@ static int parse_file(struct parser *p) {
 /* The drop-in candidates of one directory (names malloc()ed). */
 struct dropin_listing {
         struct dropin_entry *entries;
-        size_t n;
+        size_t n, allocated;
 };
 
 static void dropin_listing_done(struct dropin_listing *l) {
@@ -674,7 +673,6 @@ static int list_dropins(struct parser *p, struct dropin_listing *ret) {
                 return fail(p, r, &sb);
         }
         for (;;) {
-                struct dropin_entry *grown;
                 struct dirent *de;
                 struct stat st;
                 int kind;
@@ -706,10 +704,8 @@ static int list_dropins(struct parser *p, struct dropin_listing *ret) {
                         strbuf_printf(&sb, "more than %u drop-in files", BROKER_CONFIG_DROPINS_MAX);
                         return fail(p, -E2BIG, &sb);
                 }
-                grown = reallocarray(l.entries, l.n + 1, sizeof(*l.entries));
-                if (!grown)
+                if (ARRAY_RESERVE(l.entries, l.allocated, l.n + 1) < 0)
                         return -ENOMEM;
-                l.entries = grown;
                 l.entries[l.n].name = strdup(de->d_name);
                 if (!l.entries[l.n].name)
                         return -ENOMEM;

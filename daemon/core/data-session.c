@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "data-session.h"
 #include "event-registry.h"
 #include "fd-util.h"
@@ -80,7 +81,7 @@ void data_session_done(struct data_session *ds) {
                 release_event(ds, ds->granted[i], true);
         free(ds->granted);
         ds->granted = NULL;
-        ds->n_granted = 0;
+        ds->n_granted = ds->n_granted_allocated = 0;
         write_indexes_done(&ds->indexes);
 }
 
@@ -198,15 +199,13 @@ bool data_session_is_granted(const struct data_session *ds, const struct broker_
 }
 
 int data_session_grant(struct data_session *ds, struct broker_event *ev) {
-        struct broker_event **granted;
         int r;
 
         assert(ds);
 
-        granted = reallocarray(ds->granted, ds->n_granted + 1, sizeof(*granted));
-        if (!granted)
-                return -ENOMEM;
-        ds->granted = granted;
+        r = ARRAY_RESERVE(ds->granted, ds->n_granted_allocated, ds->n_granted + 1);
+        if (r < 0)
+                return r;
         r = provider_link_grant(ds->context->link, ds->provider_session, ev->provider_event);
         if (r < 0)
                 return r;

@@ -78,6 +78,7 @@ struct data_session {
         struct write_indexes indexes;   /* its provider session reads them */
         struct broker_event **granted;  /* Authorize: events the client registers itself on its data file */
         unsigned n_granted;
+        unsigned n_granted_allocated;
 };
 
 /**
