@@ -1120,10 +1120,14 @@ class HostileTest(unittest.TestCase):
         self.assertGreater(attack[0]['ok'], 0)
         self.assertGreater(attack[1]['records'], 0)
         # Root got every record the steady writer sent, and the writer
-        # lost no more than alone (5% of slack for a loaded machine).
+        # lost no more than alone (5% of slack for a loaded machine; a
+        # quarter under ASan, where reading the attacker's rings at its
+        # bound, which is in bytes, takes the broker several times the
+        # CPU: 9.5% was seen once beside another test of the suite).
         self.assertEqual(got, [out_alone['sent'] + out['sent'], 0])
         if not os.environ.get('UEBROKERD_WRAPPER'):
-            self.assertLessEqual(out['dropped'], out_alone['dropped'] + out['sent'] // 20, (out_alone, out))
+            slack = out['sent'] // (4 if broker_is_sanitized() else 20)
+            self.assertLessEqual(out['dropped'], out_alone['dropped'] + slack, (out_alone, out))
         # What the rings cost the broker beyond the writer's 2.5 s, at
         # native speed (under valgrind or ASan a record costs many times
         # more): a bounded share of a core, as claims (test_e2).
