@@ -32,6 +32,9 @@
  * reads, with no system call, stamped with the calling thread's id and
  * CLOCK_MONOTONIC. $UEBROKER_RING_KIB (read with secure_getenv()) sets
  * its size in KiB (default 64); 0 writes through the data socket only.
+ * From a few hundred thousand records a second a 64 KiB ring refuses
+ * writes (-EAGAIN) while the broker catches up; ask for 1024 there
+ * (bench/README.md, "The ring's size at paced rates").
  *
  * Which bus: ueb_open() uses $UEBROKER_BUS_ADDRESS when it is set (read
  * with secure_getenv()), the system bus otherwise; ueb_open_bus() chooses.
