@@ -78,14 +78,13 @@ struct recorder {
         LIST_FIELDS(struct recorder, recorders);
 };
 
-/* What reading one uid's rings may cost the broker (embedded-ring.c): the
- * bytes their records claim, refilled at EMBEDDED_RING_READ_BYTES_PER_SEC
- * up to EMBEDDED_RING_READ_BURST, shared by all the uid's rings. */
+/* What reading one uid's rings may cost the broker now (embedded-ring.c):
+ * the bytes their records claim, refilled for all uids together
+ * (ring-read-shares.h), shared by all the uid's rings. */
 struct ring_share {
         uid_t uid;
         unsigned n_rings;
         uint64_t bytes;                 /* may read now */
-        uint64_t refilled_usec;         /* CLOCK_MONOTONIC */
         LIST_FIELDS(struct ring_share, shares);
 };
 
@@ -135,6 +134,10 @@ struct provider {
         sd_event_source *ring_timer;    /* on while rings_polled */
         LIST_HEAD(struct provider_session, rings);      /* sessions with a ring */
         LIST_HEAD(struct ring_share, ring_shares);      /* one per uid with a ring */
+        size_t n_ring_shares;
+        uint64_t *ring_share_bytes;     /* the refill's copy of their allowances */
+        size_t n_ring_share_bytes_allocated;
+        uint64_t ring_refilled_usec;    /* CLOCK_MONOTONIC */
         bool rings_polled;              /* something records and a ring exists */
         /* Called by the recorders when one came or went (embedded-ring.c's
          * embedded_rings_update() once the rings are set up): a hook, so

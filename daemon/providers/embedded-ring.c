@@ -33,9 +33,11 @@
  * libuebroker can claim records it never writes, so reading is charged by
  * the payload records claim, to their uid (struct ring_share): all of a uid's
  * rings together are read at most EMBEDDED_RING_READ_BYTES_PER_SEC, with
- * bursts of EMBEDDED_RING_READ_BURST; a uid over it waits for the next
- * tick or doorbell, its writers find their rings full, and no one else's
- * records wait. Records of events no one records are freed
+ * bursts of EMBEDDED_RING_READ_BURST, and all uids' together at most
+ * EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC, shared fairly among those that
+ * want more (ring-read-shares.h); a uid over its allowance waits for the
+ * next tick or doorbell, its writers find their rings full, and no one
+ * else's records wait. Records of events no one records are freed
  * unread (not copied, not validated), and records read after a hold and
  * lost by every recorder go nowhere either: each costs the uid at least
  * RING_UNWANTED_CHARGE, since its fixed part, not its claim, is what it
@@ -70,7 +72,9 @@
 #include "embedded-internal.h"
 #include "fd-util.h"
 #include "list.h"
+#include "array.h"
 #include "macro.h"
+#include "ring-read-shares.h"
 #include "time-util.h"
 
 /* Records read from one ring per round of a doorbell (four rounds at
@@ -96,17 +100,10 @@
 #define EMBEDDED_RING_HOLD_MAX_USEC 100000u
 /* Empty ticks before a ring sleeps: about 1.8 s at the slowest tick. */
 #define EMBEDDED_RING_SLEEP_TICKS 40u
-/* One uid's rings are read at most this fast, in payload bytes their
- * records claim (ring_budget): libuebroker's fastest single writer
- * (4-byte payloads, 8 bytes a record charged) claims about 130 MB/s on the
- * machines of bench/README.md; a uid claiming the most costs the broker
- * about a tenth of a core (bench-ring-spin), and one writing small
- * records no one takes (RING_UNWANTED_CHARGE) about a fifteenth
- * (test-hostile's test_e5, test_e6). Records its recorders take are
- * charged their claims only: that is the closed loop's speed. */
-#define EMBEDDED_RING_READ_BYTES_PER_SEC (256ull * 1024 * 1024)
-/* What a uid may have read at once after a pause: two full rings. */
-#define EMBEDDED_RING_READ_BURST (2ull * RING_DATA_MAX)
+/* The most often the uids' allowances are refilled (ring-read-shares.h):
+ * each refill is a pass over the uids with rings, a few dozen when
+ * they want more than the total. */
+#define EMBEDDED_RING_REFILL_USEC 1000u
 
 static bool rings_polled(const struct provider *p) {
         return p->n_recorders > 0 && p->rings;
@@ -166,7 +163,9 @@ void embedded_rings_update(struct provider *p) {
                 (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_OFF);
 }
 
-/* @uid's share, one more ring counted in it; NULL when out of memory. */
+/* @uid's share, one more ring counted in it; NULL when out of memory. A
+ * new share starts empty: the refills give it its part of the total,
+ * so that opening and closing rings buys no burst. */
 static struct ring_share *ring_share_get(struct provider *p, uid_t uid) {
         struct ring_share *share;
 
@@ -175,12 +174,15 @@ static struct ring_share *ring_share_get(struct provider *p, uid_t uid) {
                         i->n_rings++;
                         return i;
                 }
+        /* Room for every share's allowance in the refill's array. */
+        if (ARRAY_RESERVE(p->ring_share_bytes, p->n_ring_share_bytes_allocated, p->n_ring_shares + 1) < 0)
+                return NULL;
         share = malloc(sizeof(*share));
         if (!share)
                 return NULL;
-        *share = (struct ring_share) { .uid = uid, .n_rings = 1, .bytes = EMBEDDED_RING_READ_BURST,
-                                       .refilled_usec = monotonic_usec() };
+        *share = (struct ring_share) { .uid = uid, .n_rings = 1 };
         LIST_PREPEND(shares, p->ring_shares, share);
+        p->n_ring_shares++;
         return share;
 }
 
@@ -188,19 +190,25 @@ static void ring_share_put(struct provider *p, struct ring_share *share) {
         if (--share->n_rings > 0)
                 return;
         LIST_REMOVE(shares, p->ring_shares, share);
+        p->n_ring_shares--;
         free(share);
 }
 
-/* What @share may read now. */
-static uint64_t ring_share_refill(struct ring_share *share) {
-        uint64_t now = monotonic_usec(), gained;
+/* Refills every uid's allowance for the time since the last refill, at
+ * most once per EMBEDDED_RING_REFILL_USEC. */
+static void ring_shares_refill(struct provider *p) {
+        uint64_t now = monotonic_usec();
+        size_t n = 0;
 
-        gained = (now - share->refilled_usec) * EMBEDDED_RING_READ_BYTES_PER_SEC / 1000000u;
-        if (gained > 0) {
-                share->bytes = MIN(share->bytes + gained, EMBEDDED_RING_READ_BURST);
-                share->refilled_usec = now;
-        }
-        return share->bytes;
+        if (now - p->ring_refilled_usec < EMBEDDED_RING_REFILL_USEC)
+                return;
+        LIST_FOREACH(shares, i, p->ring_shares)
+                p->ring_share_bytes[n++] = i->bytes;
+        (void) ring_read_shares_refill(p->ring_share_bytes, n, now - p->ring_refilled_usec);
+        n = 0;
+        LIST_FOREACH(shares, i, p->ring_shares)
+                i->bytes = p->ring_share_bytes[n++];
+        p->ring_refilled_usec = now;
 }
 
 struct ring_batch {
@@ -266,7 +274,8 @@ static int ring_read_some(struct provider_session *s, unsigned turns, bool uncha
                         return -EAGAIN;
                 s->ring_held = false;   /* read and lose, until the recorders change */
         }
-        allowed = ring_share_refill(share);
+        ring_shares_refill(p);
+        allowed = share->bytes;
         budget = (struct ring_budget) { .turns = turns, .bytes = uncharged ? UINT64_MAX : allowed };
         n = ring_read(&s->ring, &budget, p->ring_scratch, &ring_ops, &b);
         read = (uncharged ? UINT64_MAX : allowed) - budget.bytes;
@@ -445,6 +454,7 @@ int embedded_ring_init(struct provider *p) {
         p->ring_scratch = malloc(RING_DATA_MAX);
         if (!p->ring_scratch)
                 return -ENOMEM;
+        p->ring_refilled_usec = monotonic_usec();
         /* Accuracy 1 µs: 0 would mean sd-event's default of 250 ms, which
          * held records for up to a second (bench-ring-rates). */
         r = sd_event_add_time_relative(p->event, &p->ring_timer, CLOCK_MONOTONIC, EMBEDDED_RING_POLL_MIN_USEC, 1,
@@ -464,4 +474,7 @@ void embedded_ring_done(struct provider *p) {
         p->ring_timer = sd_event_source_disable_unref(p->ring_timer);
         free(p->ring_scratch);
         p->ring_scratch = NULL;
+        free(p->ring_share_bytes);
+        p->ring_share_bytes = NULL;
+        p->n_ring_share_bytes_allocated = 0;
 }

@@ -817,10 +817,10 @@ class HostileTest(unittest.TestCase):
 
     # The ring is hostile input.
 
-    def record_stream(self, name):
+    def record_stream(self, *names):
         conn = dbus.bus.BusConnection(ARGS.address)
         try:
-            fd = conn.call_blocking(BROKER, PATH, INTERFACE, 'Record', 'as', ([name],), timeout=30)
+            fd = conn.call_blocking(BROKER, PATH, INTERFACE, 'Record', 'as', (list(names),), timeout=30)
         finally:
             conn.close()
         import socket
@@ -967,6 +967,53 @@ class HostileTest(unittest.TestCase):
                 self.assertLess(max(times), 1.0)
         finally:
             writer.close()
+            stream.close()
+        self.assertAlive()
+
+    def test_e2b_ring_claims_of_eight_uids_share_one_bound(self):
+        # Eight uids make the claims of test_e2 at once. Each uid alone is
+        # read at most EMBEDDED_RING_READ_BYTES_PER_SEC; all of them
+        # together at most EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC
+        # (ring-read-shares.h), shared evenly among those that want more,
+        # so more uids (a user with subordinate uids has many) do not buy
+        # more of the broker's CPU. Before the total, eight uids were read
+        # eight times one's bound.
+        uids = CROWD[:8]
+        events = []
+        for i, uid in enumerate(uids):
+            run_as(uid, 'churn', f'claims_uid{i}', 1)
+            events.append(f'claims_uid{i}_0')
+        stream = self.record_stream(*events)
+        self.drain_in_background(stream)
+        writers = []
+        try:
+            before = self.broker_cpu_seconds()
+            start = time.monotonic()
+            writers = [Holder(uid, 'ring-write', event, 'claims') for uid, event in zip(uids, events)]
+            times = []
+            while any(w.proc.poll() is None and time.monotonic() - start < 3.5 for w in writers):
+                t = time.monotonic()
+                root_call('GetStatus', timeout=25)
+                times.append(time.monotonic() - t)
+                time.sleep(0.05)
+            laps = [w.result()['laps'] for w in writers]
+            spent = self.broker_cpu_seconds() - before
+            elapsed = time.monotonic() - start
+            print(f'claims of 8 uids: laps {laps} (sum {sum(laps)}), broker CPU {spent:.2f} s in {elapsed:.1f} s, '
+                  f'GetStatus max {max(times):.3f} s', file=sys.stderr)
+            # A lap is 1 MiB of claims: at 512 MiB/s in all, the writers'
+            # 3 s each (started within elapsed) are at most 512 * elapsed
+            # laps, with 10% for the clocks' disagreement and a burst of
+            # two laps per uid.
+            self.assertLessEqual(sum(laps), 512 * elapsed * 1.1 + 2 * len(uids))
+            # And shared: every uid got some.
+            self.assertGreater(min(laps), 10)
+            if not os.environ.get('UEBROKERD_WRAPPER') and not broker_is_sanitized():
+                self.assertLess(spent, 0.4 * elapsed)
+                self.assertLess(max(times), 1.0)
+        finally:
+            for w in writers:
+                w.close()
             stream.close()
         self.assertAlive()
 
