@@ -1006,9 +1006,12 @@ class HostileTest(unittest.TestCase):
             # laps, with 10% for the clocks' disagreement and a burst of
             # two laps per uid.
             self.assertLessEqual(sum(laps), 512 * elapsed * 1.1 + 2 * len(uids))
-            # And shared: every uid got some.
-            self.assertGreater(min(laps), 10)
+            # And shared: every uid got some (under valgrind, whose broker
+            # reads 35 laps a uid here, a few), natively about as much
+            # as the others (194-197 laps each in one run).
+            self.assertGreater(min(laps), 2 if os.environ.get('UEBROKERD_WRAPPER') else 10)
             if not os.environ.get('UEBROKERD_WRAPPER') and not broker_is_sanitized():
+                self.assertGreaterEqual(2 * min(laps), max(laps))
                 self.assertLess(spent, 0.4 * elapsed)
                 self.assertLess(max(times), 1.0)
         finally:
