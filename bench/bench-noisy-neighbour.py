@@ -73,33 +73,6 @@ def load_harness(source_root):
     return module
 
 
-def process_tree_cpu_ns(pids):
-    """CPU time (every thread, /proc/PID/task/*/schedstat) of @pids and
-    their descendants alive now, in ns: what they have used so far."""
-    children = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f'/proc/{entry}/stat') as f:
-                # The field after the parenthesized comm: state, then ppid.
-                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, list(pids)
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
-        try:
-            for task in os.listdir(f'/proc/{pid}/task'):
-                with open(f'/proc/{pid}/task/{task}/schedstat') as f:
-                    total += int(f.read().split()[0])
-        except (OSError, ValueError):
-            continue        # it ended meanwhile
-    return total
-
-
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float('nan')
@@ -163,7 +136,7 @@ def measure(h, recorder, samples, tag, parties):
     CPU each of @parties (name: pids, descendants included) used
     meanwhile, in % of one CPU (the machine has os.cpu_count())."""
     before = recorder.counts()
-    cpu0 = {name: process_tree_cpu_ns(pids) for name, pids in parties.items()}
+    cpu0 = {name: h.process_tree_cpu_ns(pids) for name, pids in parties.items()}
     wall0 = time.monotonic()
     print(f'bench-noisy-neighbour: {tag}', file=sys.stderr, flush=True)
     writer = subprocess.Popen(h.as_user(h.USERS[7], 'steady-writer', 'bench_steady_0', WRITER_RATE, WRITER_SECONDS),
@@ -179,7 +152,7 @@ def measure(h, recorder, samples, tag, parties):
     out = h.run_as(h.VICTIM, 'victim', victim_registers(samples), VICTIM_PREFIX, timeout=600)
     register = [s * 1000 for s in out['seconds']]
     wall = time.monotonic() - wall0
-    cpu = {name: (process_tree_cpu_ns(pids) - cpu0[name]) / 1e7 / wall for name, pids in parties.items()}
+    cpu = {name: (h.process_tree_cpu_ns(pids) - cpu0[name]) / 1e7 / wall for name, pids in parties.items()}
     out_writer, err_writer = writer.communicate(timeout=120)
     try:
         written = json.loads(out_writer)
