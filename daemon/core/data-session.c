@@ -13,6 +13,7 @@
 #include "provider-link.h"
 #include "ring.h"
 #include "macro.h"
+#include "privileged-uid.h"
 
 int data_session_path_id(const char *path, uint64_t *ret_id) {
         const size_t prefix = strlen(BROKER_SESSION_PATH_PREFIX);
@@ -87,7 +88,8 @@ void data_session_done(struct data_session *ds) {
 
 int data_session_open_provider(struct data_session *ds) {
         const struct data_session_owner *o = &ASSERT_PTR(ds)->owner;
-        struct provider_peer who = { .pid = o->pid, .uid = o->uid, .bus_name = o->bus_name };
+        struct provider_peer who = { .pid = o->pid, .uid = o->uid, .bus_name = o->bus_name,
+                                     .privileged = uid_privileged(o->uid) };
         bool charged_here = false;
         int r;
 

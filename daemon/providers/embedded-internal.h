@@ -83,6 +83,7 @@ struct recorder {
  * (ring-read-shares.h), shared by all the uid's rings. */
 struct ring_share {
         uid_t uid;
+        bool privileged;                /* not counted in the total */
         unsigned n_rings;
         uint64_t bytes;                 /* may read now */
         LIST_FIELDS(struct ring_share, shares);
@@ -96,6 +97,7 @@ struct provider_session {
         const struct write_indexes *indexes;    /* the broker's table: routes records */
         pid_t pid;
         uid_t uid;
+        bool privileged;        /* provider_peer's */
         char *bus_name;
         uint64_t received;
         uint64_t dropped;

@@ -33,18 +33,18 @@
  * libuebroker can claim records it never writes, so reading is charged by
  * the payload records claim, to their uid (struct ring_share): all of a uid's
  * rings together are read at most EMBEDDED_RING_READ_BYTES_PER_SEC, with
- * bursts of EMBEDDED_RING_READ_BURST, and all uids' together at most
- * EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC, shared fairly among those that
- * want more (ring-read-shares.h); a uid over its allowance waits for the
- * next tick or doorbell, its writers find their rings full, and no one
- * else's records wait. Records of events no one records are freed
- * unread (not copied, not validated), and records read after a hold and
- * lost by every recorder go nowhere either: each costs the uid at least
- * RING_UNWANTED_CHARGE, since its fixed part, not its claim, is what it
- * costs us (4-byte records written flat out took most of a core).
- * The reads a bus call or the end of
- * a session makes (everything committed, so that records keep their
- * order against the call) are counted and never refused.
+ * bursts of EMBEDDED_RING_READ_BURST, and all uids' together (but root's
+ * and the daemon's) at most EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC, shared
+ * fairly among those that want more (ring-read-shares.h); a uid over its
+ * allowance waits for the next tick or doorbell, its writers find their
+ * rings full, and no one else's records wait. Records of events no one
+ * records are freed unread (not copied, not validated), and records read
+ * after a hold and lost by every recorder go nowhere either: each costs
+ * the uid at least RING_UNWANTED_CHARGE, since its fixed part, not its
+ * claim, is what it costs us (4-byte records written flat out took most
+ * of a core). The reads a bus call or the end of a session makes
+ * (everything committed, so that records keep their order against the
+ * call) are counted and never refused.
  *
  * Full recorders: once every recorder of a session's events waits for
  * its consumer (embedded_session_recorders_full()), a record read from the
@@ -166,7 +166,7 @@ void embedded_rings_update(struct provider *p) {
 /* @uid's share, one more ring counted in it; NULL when out of memory. A
  * new share starts empty: the refills give it its part of the total,
  * so that opening and closing rings buys no burst. */
-static struct ring_share *ring_share_get(struct provider *p, uid_t uid) {
+static struct ring_share *ring_share_get(struct provider *p, uid_t uid, bool privileged) {
         struct ring_share *share;
 
         LIST_FOREACH(shares, i, p->ring_shares)
@@ -180,7 +180,7 @@ static struct ring_share *ring_share_get(struct provider *p, uid_t uid) {
         share = malloc(sizeof(*share));
         if (!share)
                 return NULL;
-        *share = (struct ring_share) { .uid = uid, .n_rings = 1 };
+        *share = (struct ring_share) { .uid = uid, .privileged = privileged, .n_rings = 1 };
         LIST_PREPEND(shares, p->ring_shares, share);
         p->n_ring_shares++;
         return share;
@@ -198,16 +198,23 @@ static void ring_share_put(struct provider *p, struct ring_share *share) {
  * most once per EMBEDDED_RING_REFILL_USEC. */
 static void ring_shares_refill(struct provider *p) {
         uint64_t now = monotonic_usec();
-        size_t n = 0;
+        size_t n = 0, n_exempt = 0;
 
         if (now - p->ring_refilled_usec < EMBEDDED_RING_REFILL_USEC)
                 return;
+        /* The privileged shares first: exempt from the total. */
+        for (int exempt = 1; exempt >= 0; exempt--)
+                LIST_FOREACH(shares, i, p->ring_shares)
+                        if (i->privileged == exempt)
+                                p->ring_share_bytes[n++] = i->bytes;
         LIST_FOREACH(shares, i, p->ring_shares)
-                p->ring_share_bytes[n++] = i->bytes;
-        (void) ring_read_shares_refill(p->ring_share_bytes, n, now - p->ring_refilled_usec);
+                n_exempt += i->privileged;
+        (void) ring_read_shares_refill(p->ring_share_bytes, n, n_exempt, now - p->ring_refilled_usec);
         n = 0;
-        LIST_FOREACH(shares, i, p->ring_shares)
-                i->bytes = p->ring_share_bytes[n++];
+        for (int exempt = 1; exempt >= 0; exempt--)
+                LIST_FOREACH(shares, i, p->ring_shares)
+                        if (i->privileged == exempt)
+                                i->bytes = p->ring_share_bytes[n++];
         p->ring_refilled_usec = now;
 }
 
@@ -402,7 +409,7 @@ int embedded_session_ring(struct provider *p, struct provider_session *s, uint32
         map = mmap(NULL, RING_HEADER_SIZE + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED)
                 return -errno;
-        s->ring_share = ring_share_get(p, s->uid);
+        s->ring_share = ring_share_get(p, s->uid, s->privileged);
         if (!s->ring_share) {
                 munmap(map, RING_HEADER_SIZE + size);
                 return -ENOMEM;

@@ -360,6 +360,7 @@ static int embedded_session_new(struct provider *p, const struct provider_peer *
         s->daemon_fd = s->client_fd = -EBADF;
         s->pid = peer->pid;
         s->uid = peer->uid;
+        s->privileged = peer->privileged;
         s->bus_name = strdup(peer->bus_name ?: "?");
         if (!s->bus_name)
                 return -ENOMEM;

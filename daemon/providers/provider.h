@@ -57,6 +57,9 @@ struct provider_peer {
         pid_t pid;
         uid_t uid;
         const char *bus_name;   /* unique name, for log messages */
+        /* Root or the daemon's uid (privileged-uid.h): exempt from the
+         * bounds shared by all other users (ring-read-shares.h). */
+        bool privileged;
 };
 
 /* What the daemon's options say about providers; passed to probe() and

@@ -26,12 +26,20 @@ static uint64_t gained_at(const uint64_t *bytes, size_t n, uint64_t gain, uint64
         return sum;
 }
 
-uint64_t ring_read_shares_refill(uint64_t *bytes, size_t n, uint64_t elapsed_usec) {
+uint64_t ring_read_shares_refill(uint64_t *bytes, size_t n, size_t n_exempt, uint64_t elapsed_usec) {
         uint64_t gain, total, level = UINT64_MAX;
 
         elapsed_usec = MIN(elapsed_usec, USEC_PER_SEC_U64);
         gain = elapsed_usec * EMBEDDED_RING_READ_BYTES_PER_SEC / USEC_PER_SEC_U64;
         total = elapsed_usec * EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC / USEC_PER_SEC_U64;
+
+        if (n_exempt > 0) {
+                n_exempt = MIN(n_exempt, n);
+                for (size_t i = 0; i < n_exempt; i++)
+                        bytes[i] += room(bytes[i], gain);
+                bytes += n_exempt;
+                n -= n_exempt;
+        }
 
         /* Each room is at most the burst (2 MiB): the sum fits for any
          * number of uids memory could hold. */

@@ -20,7 +20,10 @@
  * and while all together want less than the total nobody is cut (the
  * bound costs nothing until it is needed). Dividing the total by the number
  * of uids holding rings would instead let many idle uids shrink an honest
- * heavy writer's rate.
+ * heavy writer's rate. Root and the daemon's uid are bound by their own
+ * rate only, as by the shrinking shares of user-charges.h: many uids
+ * could otherwise shrink root's part to nothing, and root could read
+ * tracefs itself.
  *
  * No I/O, no clock: tests/unit/test-ring-read-shares.c covers it.
  */
@@ -51,16 +54,19 @@
  * @bytes: what each of @n uids may read now (at most
  *         EMBEDDED_RING_READ_BURST each); refilled in place
  * @n: the uids holding rings
+ * @n_exempt: how many of them, the first, are privileged (root, the
+ *            daemon's uid): each gains at its own rate, outside the total
  * @elapsed_usec: since the last refill; more than a second counts as one
  *
  * Each uid gains what it has room for below the burst, at most
  * EMBEDDED_RING_READ_BYTES_PER_SEC over @elapsed_usec; when that would
- * exceed EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC over @elapsed_usec for all
- * @n together, each gains min(its room, L), L the highest level at which
- * they fit. Over any interval the uids thus gain at most the total rate's
- * worth, and a uid that wants more gains at least 1/@n of it.
+ * exceed EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC over @elapsed_usec for the
+ * @n - @n_exempt others together, each of those gains min(its room, L), L
+ * the highest level at which they fit. Over any interval the others thus
+ * gain at most the total rate's worth, and one that wants more gains at
+ * least 1/(@n - @n_exempt) of it.
  *
  * Returns L, or UINT64_MAX when nobody was cut. Pure: no allocation, no
  * state; safe from any thread on arrays of its own.
  */
-uint64_t ring_read_shares_refill(uint64_t *bytes, size_t n, uint64_t elapsed_usec);
+uint64_t ring_read_shares_refill(uint64_t *bytes, size_t n, size_t n_exempt, uint64_t elapsed_usec);

@@ -20,12 +20,12 @@ static uint64_t sum(const uint64_t *bytes, size_t n) {
 START_TEST(test_one_uid_at_its_own_rate) {
         uint64_t bytes[1] = { 0 };
 
-        ck_assert_uint_eq(ring_read_shares_refill(bytes, 1, 1000), UINT64_MAX);
+        ck_assert_uint_eq(ring_read_shares_refill(bytes, 1, 0, 1000), UINT64_MAX);
         ck_assert_uint_eq(bytes[0], PER_MS);
         /* Up to the burst, however long the pause. */
-        (void) ring_read_shares_refill(bytes, 1, 3600 * UINT64_C(1000000));
+        (void) ring_read_shares_refill(bytes, 1, 0, 3600 * UINT64_C(1000000));
         ck_assert_uint_eq(bytes[0], EMBEDDED_RING_READ_BURST);
-        (void) ring_read_shares_refill(bytes, 1, 1000);
+        (void) ring_read_shares_refill(bytes, 1, 0, 1000);
         ck_assert_uint_eq(bytes[0], EMBEDDED_RING_READ_BURST);
 }
 END_TEST
@@ -33,8 +33,8 @@ END_TEST
 START_TEST(test_no_uids_and_no_time) {
         uint64_t bytes[2] = { 0, 5 };
 
-        ck_assert_uint_eq(ring_read_shares_refill(NULL, 0, 1000), UINT64_MAX);
-        ck_assert_uint_eq(ring_read_shares_refill(bytes, 2, 0), UINT64_MAX);
+        ck_assert_uint_eq(ring_read_shares_refill(NULL, 0, 0, 1000), UINT64_MAX);
+        ck_assert_uint_eq(ring_read_shares_refill(bytes, 2, 0, 0), UINT64_MAX);
         ck_assert_uint_eq(bytes[0], 0);
         ck_assert_uint_eq(bytes[1], 5);
 }
@@ -45,13 +45,13 @@ START_TEST(test_a_pause_of_any_length_does_not_overflow) {
          * each, 128 MiB in all, within a second's total) ... */
         static uint64_t bytes[512];
 
-        ck_assert_uint_eq(ring_read_shares_refill(bytes, 64, UINT64_MAX), UINT64_MAX);
+        ck_assert_uint_eq(ring_read_shares_refill(bytes, 64, 0, UINT64_MAX), UINT64_MAX);
         for (size_t i = 0; i < 64; i++)
                 ck_assert_uint_eq(bytes[i], EMBEDDED_RING_READ_BURST);
         /* ... 512 would be 1 GiB: they share a second's total. */
         for (size_t i = 0; i < 512; i++)
                 bytes[i] = 0;
-        ck_assert_uint_eq(ring_read_shares_refill(bytes, 512, UINT64_MAX),
+        ck_assert_uint_eq(ring_read_shares_refill(bytes, 512, 0, UINT64_MAX),
                           EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC / 512);
         ck_assert_uint_le(sum(bytes, 512), EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC);
 }
@@ -66,14 +66,14 @@ START_TEST(test_idle_uids_leave_a_heavy_one_its_rate) {
         for (size_t i = 1; i < 16; i++)
                 bytes[i] = EMBEDDED_RING_READ_BURST;
         bytes[0] = 0;
-        ck_assert_uint_eq(ring_read_shares_refill(bytes, 16, 1000), UINT64_MAX);
+        ck_assert_uint_eq(ring_read_shares_refill(bytes, 16, 0, 1000), UINT64_MAX);
         ck_assert_uint_eq(bytes[0], PER_MS);
 }
 END_TEST
 
 START_TEST(test_heavy_uids_share_the_total_evenly) {
         uint64_t bytes[8] = {};
-        uint64_t level = ring_read_shares_refill(bytes, 8, 1000);
+        uint64_t level = ring_read_shares_refill(bytes, 8, 0, 1000);
 
         ck_assert_uint_le(sum(bytes, 8), TOTAL_MS);
         ck_assert_uint_ge(sum(bytes, 8), TOTAL_MS - 8);
@@ -86,9 +86,26 @@ END_TEST
 START_TEST(test_two_uids_at_their_rate_fit) {
         uint64_t bytes[2] = {};
 
-        ck_assert_uint_eq(ring_read_shares_refill(bytes, 2, 1000), UINT64_MAX);
+        ck_assert_uint_eq(ring_read_shares_refill(bytes, 2, 0, 1000), UINT64_MAX);
         ck_assert_uint_eq(bytes[0], PER_MS);
         ck_assert_uint_eq(bytes[1], PER_MS);
+}
+END_TEST
+
+START_TEST(test_privileged_uids_are_outside_the_total) {
+        /* Root's share (first) gains its own rate beside sixteen uids that
+         * share the total: they cannot shrink it, nor does it shrink
+         * theirs. */
+        uint64_t bytes[17] = {};
+        uint64_t level = ring_read_shares_refill(bytes, 17, 1, 1000);
+
+        ck_assert_uint_eq(bytes[0], PER_MS);
+        ck_assert_uint_eq(level, TOTAL_MS / 16);
+        for (size_t i = 1; i < 17; i++)
+                ck_assert_uint_eq(bytes[i], level);
+        /* An exempt share fills to its burst, like any other. */
+        (void) ring_read_shares_refill(bytes, 17, 1, UINT64_MAX);
+        ck_assert_uint_eq(bytes[0], EMBEDDED_RING_READ_BURST);
 }
 END_TEST
 
@@ -103,7 +120,7 @@ START_TEST(test_light_uids_keep_what_they_use) {
                 bytes[i] = EMBEDDED_RING_READ_BURST - 10240;
         for (size_t i = 3; i < 8; i++)
                 bytes[i] = 0;
-        level = ring_read_shares_refill(bytes, 8, 1000);
+        level = ring_read_shares_refill(bytes, 8, 0, 1000);
         ck_assert_uint_eq(level, heavy);
         for (size_t i = 0; i < 3; i++)
                 ck_assert_uint_eq(bytes[i], EMBEDDED_RING_READ_BURST);
@@ -126,7 +143,7 @@ START_TEST(test_many_uids_do_not_buy_more_than_the_total) {
         uint64_t read_all = 0, read_honest = 0;
 
         for (unsigned step = 0; step < STEPS; step++) {
-                (void) ring_read_shares_refill(bytes, N, 1000);
+                (void) ring_read_shares_refill(bytes, N, 0, 1000);
                 for (size_t i = 0; i < N; i++)
                         if (i == 0 || (step + i) % 2 == 0) {
                                 read_all += bytes[i];
@@ -151,7 +168,7 @@ START_TEST(test_bisection_finds_the_highest_level) {
                 bytes[i] = 0;
         for (size_t i = 0; i < 103; i++)
                 before[i] = bytes[i];
-        level = ring_read_shares_refill(bytes, 103, 1000);
+        level = ring_read_shares_refill(bytes, 103, 0, 1000);
         ck_assert_uint_ne(level, UINT64_MAX);
         for (size_t i = 0; i < 103; i++) {
                 uint64_t room = EMBEDDED_RING_READ_BURST - before[i];
@@ -183,6 +200,7 @@ static Suite *ring_read_shares_suite(void) {
         tcase_add_test(tc, test_idle_uids_leave_a_heavy_one_its_rate);
         tcase_add_test(tc, test_heavy_uids_share_the_total_evenly);
         tcase_add_test(tc, test_two_uids_at_their_rate_fit);
+        tcase_add_test(tc, test_privileged_uids_are_outside_the_total);
         tcase_add_test(tc, test_light_uids_keep_what_they_use);
         tcase_add_test(tc, test_many_uids_do_not_buy_more_than_the_total);
         tcase_add_test(tc, test_bisection_finds_the_highest_level);
