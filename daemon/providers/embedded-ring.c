@@ -129,6 +129,21 @@ static void rings_read_soon(struct provider *p) {
         (void) sd_event_source_set_time_relative(p->ring_timer, 0);
 }
 
+/* A ring its uid's allowance left unread is read at the fast tick, not
+ * after a backed-off one; never later than it would have been. */
+static void ring_timer_pull_in(struct provider *p) {
+        uint64_t now, next;
+
+        if (!p->rings_polled)
+                return;
+        p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
+        if (sd_event_now(p->event, CLOCK_MONOTONIC, &now) < 0 ||
+            sd_event_source_get_time(p->ring_timer, &next) < 0)
+                return;
+        if (next > now + EMBEDDED_RING_POLL_MIN_USEC)
+                (void) sd_event_source_set_time(p->ring_timer, now + EMBEDDED_RING_POLL_MIN_USEC);
+}
+
 /* Polled by the ticks again (a doorbell came, or polling starts). */
 static void ring_wake(struct provider_session *s) {
         struct provider *p = s->provider;
@@ -264,11 +279,12 @@ static bool on_ring_record(const struct ring_record *rec, const uint8_t *payload
 static const struct ring_read_ops ring_ops = { .want = on_ring_want, .record = on_ring_record };
 
 /* Reads up to @turns records, within what the uid may read now unless
- * @uncharged (it is counted then, never refused); returns how many,
+ * @uncharged (it is counted then, never refused); returns how many, and
+ * in @ret_starved (if not NULL) whether the uid's allowance stopped it;
  * -EAGAIN while the ring is held for its full recorders (nothing read;
  * never when @uncharged), or -EBADMSG (the ring is given up: logged
  * here). */
-static int ring_read_some(struct provider_session *s, unsigned turns, bool uncharged) {
+static int ring_read_some(struct provider_session *s, unsigned turns, bool uncharged, bool *ret_starved) {
         struct provider *p = s->provider;
         struct ring_share *share = s->ring_share;
         struct ring_budget budget;
@@ -285,6 +301,8 @@ static int ring_read_some(struct provider_session *s, unsigned turns, bool uncha
         allowed = share->bytes;
         budget = (struct ring_budget) { .turns = turns, .bytes = uncharged ? UINT64_MAX : allowed };
         n = ring_read(&s->ring, &budget, p->ring_scratch, &ring_ops, &b);
+        if (ret_starved)
+                *ret_starved = budget.starved;
         read = (uncharged ? UINT64_MAX : allowed) - budget.bytes;
         share->bytes = read >= share->bytes ? 0 : share->bytes - read;
         p->writer_dropped += ring_take_dropped(&s->ring);
@@ -309,14 +327,23 @@ void embedded_session_ring_read(struct provider_session *s, bool all) {
         ring_wake(s);
         if (all) {
                 /* Everything committed now: at most a ring's worth. */
-                (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1, true);
+                (void) ring_read_some(s, s->ring.size / sizeof(struct ring_record) + 1, true, NULL);
                 return;
         }
         for (unsigned round = 0; round < 4; round++) {
-                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP, false);
+                bool starved;
+
+                n = ring_read_some(s, EMBEDDED_RING_READS_PER_WAKEUP, false, &starved);
                 if (n < 0)
                         break;
                 total += (unsigned) n;
+                if (starved) {
+                        /* Out of allowance: not re-armed, or every record
+                         * its writers commit would ring again for nothing;
+                         * the tick reads on after the next refill. */
+                        ring_timer_pull_in(p);
+                        break;
+                }
                 if (!ring_reader_wait(&s->ring, ring_wake_bytes(s)))
                         break;
         }
@@ -344,7 +371,7 @@ static int ring_timer_fired(sd_event_source *source, uint64_t usec, void *userda
                 /* An empty ring costs two loads: nothing read, nothing armed. */
                 pending = ring_pending(&s->ring);
                 if (pending > 0)
-                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_TICK, false);
+                        n = ring_read_some(s, EMBEDDED_RING_READS_PER_TICK, false, NULL);
                 if (n < 0)
                         continue;
                 /* How full it was, not how much one tick took: a ring left

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The water level of ring_read_shares_refill(), found by bisection: the
- * sum of min(room, L) grows with L, and bisecting the per-uid gain (at
- * most 2^28 bytes, a second's) takes at most 28 passes over the uids (18
- * for the millisecond between the provider's refills), with no sorted
- * copy to allocate.
+ * sum of min(room, L) grows with L, and bisecting up to the most one uid
+ * can gain (its gain, at most the burst: 2^21 bytes) takes at most 21
+ * passes over the uids (19 for the millisecond between the provider's
+ * refills), with no sorted copy to allocate.
  */
 
 #include "macro.h"
@@ -33,7 +33,7 @@ uint64_t ring_read_shares_refill(uint64_t *bytes, size_t n, size_t n_exempt, uin
         gain = elapsed_usec * EMBEDDED_RING_READ_BYTES_PER_SEC / USEC_PER_SEC_U64;
         total = elapsed_usec * EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC / USEC_PER_SEC_U64;
 
-        if (n_exempt > 0) {
+        if (n_exempt > 0 && n > 0) {
                 n_exempt = MIN(n_exempt, n);
                 for (size_t i = 0; i < n_exempt; i++)
                         bytes[i] += room(bytes[i], gain);
@@ -44,7 +44,8 @@ uint64_t ring_read_shares_refill(uint64_t *bytes, size_t n, size_t n_exempt, uin
         /* Each room is at most the burst (2 MiB): the sum fits for any
          * number of uids memory could hold. */
         if (gained_at(bytes, n, gain, gain) > total) {
-                uint64_t fits = 0, over = gain;         /* gained_at(fits) <= total < gained_at(over) */
+                /* gained_at(fits) <= total < gained_at(over) */
+                uint64_t fits = 0, over = MIN(gain, EMBEDDED_RING_READ_BURST);
 
                 while (over - fits > 1) {
                         uint64_t mid = fits + (over - fits) / 2;

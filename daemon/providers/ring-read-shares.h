@@ -37,7 +37,7 @@
  * records claim: libuebroker's fastest single writer (4-byte payloads, 8
  * bytes a record charged) claims about 130 MB/s on the machines of
  * bench/README.md; a uid claiming the most costs the broker about a tenth
- * of a core (test-hostile's test_e2: 0.31 s of CPU in 3 s), and one
+ * of a core (test-hostile's test_e2: 0.37-0.43 s of CPU in 3 s), and one
  * writing small records no one takes (RING_UNWANTED_CHARGE) about a
  * fifteenth (test_e5, test_e6). Records its recorders take are charged
  * their claims only: that is the closed loop's speed. */
@@ -46,7 +46,8 @@
 #define EMBEDDED_RING_READ_BURST (UINT64_C(2) * RING_DATA_MAX)
 /* All uids' rings together: two uids at their bound, four of
  * libuebroker's fastest writers, about a fifth of a core at the costliest
- * claims (test_e2b: eight uids claiming flat out). */
+ * claims (test_e2b: eight uids claiming flat out, 0.64-0.73 s of CPU in
+ * 3.5 s; root beside them is outside it). */
 #define EMBEDDED_RING_READ_TOTAL_BYTES_PER_SEC (2 * EMBEDDED_RING_READ_BYTES_PER_SEC)
 
 /**

@@ -335,6 +335,7 @@ START_TEST(test_byte_budget_and_unwanted) {
         ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 2);
         ck_assert_uint_eq(budget.bytes, 7);           /* 256 unwanted, then 8: its payload */
         ck_assert_uint_eq(budget.turns, 98);
+        ck_assert(budget.starved);                      /* the third's 8 > 7 */
         ck_assert_uint_eq(reader.head, 64);
         ck_assert_uint_eq(got.n, 1);                    /* index 1 only */
         ck_assert_uint_eq(got.recs[0].write_index, 1);
@@ -347,8 +348,9 @@ START_TEST(test_byte_budget_and_unwanted) {
         ck_assert_uint_eq(budget.bytes, 0);
         ck_assert_uint_eq(reader.head, 96);
         ck_assert_uint_eq(got.n, 1);
-        budget.bytes = UINT64_MAX;
+        budget = (struct ring_budget) { .turns = 100, .bytes = UINT64_MAX };
         ck_assert_int_eq(ring_read(&reader, &budget, scratch, &ops, &got), 3);
+        ck_assert(!budget.starved);                     /* emptied, not stopped */
         ck_assert_uint_eq(got.n, 3);
         ck_assert_uint_eq(got.recs[2].write_index, 5);
 }

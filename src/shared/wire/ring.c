@@ -119,8 +119,10 @@ int ring_read(struct ring_reader *r, struct ring_budget *budget, uint8_t *scratc
                 /* What it costs beyond a record's fixed part: the bytes
                  * it claims to carry. */
                 charge = word & RING_PADDING ? len : len - (uint32_t) sizeof(rec);
-                if (charge > budget->bytes)
-                        break;          /* the rest another time */
+                if (charge > budget->bytes) {
+                        budget->starved = true;         /* the rest another time */
+                        break;
+                }
                 if (!(word & RING_PADDING)) {
                         if (len < sizeof(rec))
                                 goto broken;

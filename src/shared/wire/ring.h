@@ -136,11 +136,14 @@ struct ring_read_ops {
  * and paddings (@turns), and the bytes they claim to carry (@bytes: a
  * record's length less its struct ring_record, a padding's length),
  * copied or not, and a record that goes nowhere (not wanted, or
- * record() returned false) at least RING_UNWANTED_CHARGE. A reader's cost per record is bounded by @turns;
- * what a writer can claim without writing it (the payload) by @bytes. */
+ * record() returned false) at least RING_UNWANTED_CHARGE. A reader's cost
+ * per record is bounded by @turns; what a writer can claim without writing
+ * it (the payload) by @bytes. @starved is set when a committed record or
+ * padding was left for want of @bytes. */
 struct ring_budget {
         unsigned turns;
         uint64_t bytes;
+        bool starved;
 };
 
 /* Reads committed records and paddings in order, within @budget, hands
