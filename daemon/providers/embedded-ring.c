@@ -68,11 +68,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "embedded-internal.h"
 #include "fd-util.h"
 #include "list.h"
-#include "array.h"
 #include "macro.h"
 #include "ring-read-shares.h"
 #include "time-util.h"
