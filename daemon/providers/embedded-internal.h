@@ -135,8 +135,9 @@ struct provider {
         size_t ring_bytes;              /* mapped for rings, every session's */
         sd_event_source *ring_timer;    /* on while rings_polled */
         LIST_HEAD(struct provider_session, rings);      /* sessions with a ring */
-        LIST_HEAD(struct ring_share, ring_shares);      /* one per uid with a ring */
+        LIST_HEAD(struct ring_share, ring_shares);      /* one per uid with a ring, the privileged first */
         size_t n_ring_shares;
+        size_t n_ring_shares_exempt;    /* the privileged among them */
         uint64_t *ring_share_bytes;     /* the refill's copy of their allowances */
         size_t n_ring_share_bytes_allocated;
         uint64_t ring_refilled_usec;    /* CLOCK_MONOTONIC */

@@ -120,28 +120,26 @@ static void ring_timer_start(struct provider *p) {
         (void) sd_event_source_set_enabled(p->ring_timer, SD_EVENT_ON);
 }
 
-/* A full recorder has room again: what the rings hold is read at once, not
- * at the next tick, which may have backed off meanwhile. */
-static void rings_read_soon(struct provider *p) {
-        if (!p->rings_polled || p->n_rings_awake == 0)
-                return;
-        p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
-        (void) sd_event_source_set_time_relative(p->ring_timer, 0);
-}
-
-/* A ring its uid's allowance left unread is read at the fast tick, not
- * after a backed-off one; never later than it would have been. */
-static void ring_timer_pull_in(struct provider *p) {
+/* The awake rings are read within @within_usec, never later than the
+ * timer would have read them, and at the fast tick after that: when a
+ * full recorder has room again (0: what the rings hold is read at once,
+ * not after a backed-off tick), or a ring its uid's allowance left unread
+ * (EMBEDDED_RING_POLL_MIN_USEC). */
+static void ring_timer_pull_in(struct provider *p, uint64_t within_usec) {
         uint64_t now, next;
 
-        if (!p->rings_polled)
+        if (!p->rings_polled || p->n_rings_awake == 0)
                 return;
         p->ring_poll_usec = EMBEDDED_RING_POLL_MIN_USEC;
         if (sd_event_now(p->event, CLOCK_MONOTONIC, &now) < 0 ||
             sd_event_source_get_time(p->ring_timer, &next) < 0)
                 return;
-        if (next > now + EMBEDDED_RING_POLL_MIN_USEC)
-                (void) sd_event_source_set_time(p->ring_timer, now + EMBEDDED_RING_POLL_MIN_USEC);
+        if (next > now + within_usec)
+                (void) sd_event_source_set_time(p->ring_timer, now + within_usec);
+}
+
+static void rings_read_soon(struct provider *p) {
+        ring_timer_pull_in(p, 0);
 }
 
 /* Polled by the ticks again (a doorbell came, or polling starts). */
@@ -180,7 +178,8 @@ void embedded_rings_update(struct provider *p) {
 
 /* @uid's share, one more ring counted in it; NULL when out of memory. A
  * new share starts empty: the refills give it its part of the total,
- * so that opening and closing rings buys no burst. */
+ * so that opening and closing rings buys no burst. The privileged shares
+ * lead the list, as ring_read_shares_refill() takes them. */
 static struct ring_share *ring_share_get(struct provider *p, uid_t uid, bool privileged) {
         struct ring_share *share;
 
@@ -196,7 +195,11 @@ static struct ring_share *ring_share_get(struct provider *p, uid_t uid, bool pri
         if (!share)
                 return NULL;
         *share = (struct ring_share) { .uid = uid, .privileged = privileged, .n_rings = 1 };
-        LIST_PREPEND(shares, p->ring_shares, share);
+        if (privileged) {
+                LIST_PREPEND(shares, p->ring_shares, share);
+                p->n_ring_shares_exempt++;
+        } else
+                LIST_APPEND(shares, p->ring_shares, share);
         p->n_ring_shares++;
         return share;
 }
@@ -206,6 +209,7 @@ static void ring_share_put(struct provider *p, struct ring_share *share) {
                 return;
         LIST_REMOVE(shares, p->ring_shares, share);
         p->n_ring_shares--;
+        p->n_ring_shares_exempt -= share->privileged;
         free(share);
 }
 
@@ -213,23 +217,17 @@ static void ring_share_put(struct provider *p, struct ring_share *share) {
  * most once per EMBEDDED_RING_REFILL_USEC. */
 static void ring_shares_refill(struct provider *p) {
         uint64_t now = monotonic_usec();
-        size_t n = 0, n_exempt = 0;
+        size_t n = 0;
 
         if (now - p->ring_refilled_usec < EMBEDDED_RING_REFILL_USEC)
                 return;
-        /* The privileged shares first: exempt from the total. */
-        for (int exempt = 1; exempt >= 0; exempt--)
-                LIST_FOREACH(shares, i, p->ring_shares)
-                        if (i->privileged == exempt)
-                                p->ring_share_bytes[n++] = i->bytes;
         LIST_FOREACH(shares, i, p->ring_shares)
-                n_exempt += i->privileged;
-        (void) ring_read_shares_refill(p->ring_share_bytes, n, n_exempt, now - p->ring_refilled_usec);
+                p->ring_share_bytes[n++] = i->bytes;
+        (void) ring_read_shares_refill(p->ring_share_bytes, n, p->n_ring_shares_exempt,
+                                       now - p->ring_refilled_usec);
         n = 0;
-        for (int exempt = 1; exempt >= 0; exempt--)
-                LIST_FOREACH(shares, i, p->ring_shares)
-                        if (i->privileged == exempt)
-                                i->bytes = p->ring_share_bytes[n++];
+        LIST_FOREACH(shares, i, p->ring_shares)
+                i->bytes = p->ring_share_bytes[n++];
         p->ring_refilled_usec = now;
 }
 
@@ -341,7 +339,7 @@ void embedded_session_ring_read(struct provider_session *s, bool all) {
                         /* Out of allowance: not re-armed, or every record
                          * its writers commit would ring again for nothing;
                          * the tick reads on after the next refill. */
-                        ring_timer_pull_in(p);
+                        ring_timer_pull_in(p, EMBEDDED_RING_POLL_MIN_USEC);
                         break;
                 }
                 if (!ring_reader_wait(&s->ring, ring_wake_bytes(s)))
