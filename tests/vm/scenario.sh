@@ -17,14 +17,19 @@ EV=vmtest
 CMD="$EV u32 a; char[8] b"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+# A failure's TAP line is followed by what the scenario said last (a TAP
+# comment), so that the few lines a CI log keeps say why.
+not_ok() {
+        n=$((n + 1)); echo "not ok $n - $*"
+        [ -n "$last_info" ] && printf '# said before it: %s\n' "$last_info" | cut -c1-1000
+}
 # check "TEXT" COMMAND...: ok when COMMAND succeeds
 check() { text="$1"; shift; if "$@" >&2; then ok "$text"; else not_ok "$text"; fi; }
 not() { ! "$@"; }
 as_tester() { su -s /bin/sh tester -c "$*"; }
 # artifact NAME FILE: FILE goes to the host as NAME (run-vm.sh --host-check)
 artifact() { mkdir -p /run/artifacts && cp "$2" "/run/artifacts/$1"; }
-info() { echo "scenario: $*" >&2; }
+info() { last_info="$*"; echo "scenario: $*" >&2; }
 matches() { printf '%s\n' "$1" | grep -Eq "$2"; }   # matches TEXT ERE
 waitfor() {     # waitfor TENTHS COMMAND...: polls COMMAND
         w=$1; shift
