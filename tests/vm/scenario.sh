@@ -16,12 +16,14 @@ T=/sys/kernel/tracing
 EV=vmtest
 CMD="$EV u32 a; char[8] b"
 n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-# A failure's TAP line is followed by what the scenario said last (a TAP
-# comment), so that the few lines a CI log keeps say why.
+ok() { n=$((n + 1)); echo "ok $n - $*"; last_info=; }
+# A failure's TAP line is followed by what the scenario said last since the
+# previous check (a TAP comment), so that the few lines a CI log keeps say
+# why; nothing from an earlier check's step.
 not_ok() {
         n=$((n + 1)); echo "not ok $n - $*"
         [ -n "$last_info" ] && printf '# said before it: %s\n' "$last_info" | cut -c1-1000
+        last_info=
 }
 # check "TEXT" COMMAND...: ok when COMMAND succeeds
 check() { text="$1"; shift; if "$@" >&2; then ok "$text"; else not_ok "$text"; fi; }
